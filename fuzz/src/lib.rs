@@ -918,8 +918,8 @@ fn mcp_toml_edit(text: &str, cli: &str) {
 /// its ordinals exactly as written (no wrap), a confidence in 0..=1 and text fields that are
 /// printable, trimmed and within their caps (title and body not blank, entities distinct and not
 /// empty); whitespace around the answer changes nothing; `evidence_range` gives, for a unit
-/// `start..=end`, the part of the citation inside it, or the whole unit when the citation misses
-/// it (a reversed unit comes back as given), never a number outside the unit.
+/// `start..=end`, the citation as written when it lies inside the unit in order, else nothing
+/// (the pass binds such an entry to the whole unit with a note).
 pub fn model_answer(data: &[u8]) {
     use cairn_core::llm::generator::unfence;
     let text = String::from_utf8_lossy(data);
@@ -1077,19 +1077,14 @@ fn model_entry(e: &cairn_core::recall::extract::output::RawEntry, item: &serde_j
     );
 }
 
-/// `evidence_range` for the unit `start..=end`: the citation's part inside the unit, or the
-/// whole unit when it misses; a reversed unit holds no record, so it comes back as given.
+/// `evidence_range` for the unit `start..=end`: the citation as written when it lies inside the
+/// unit in order, and nothing otherwise (outside, negative, reversed: never repaired).
 fn cited_range(e: &cairn_core::recall::extract::output::RawEntry, start: u32, end: u32) {
-    let (a, b) = cairn_core::recall::extract::output::evidence_range(e, start, end);
-    let (lo, hi) = (e.first.min(e.last), e.first.max(e.last));
-    let (s, t) = (i64::from(start), i64::from(end));
-    let want = if start <= end && lo <= t && hi >= s {
-        (lo.max(s), hi.min(t))
-    } else {
-        (s, t)
-    };
+    let got = cairn_core::recall::extract::output::evidence_range(e, start, end);
+    let inside = i64::from(start) <= e.first && e.first <= e.last && e.last <= i64::from(end);
+    let want = inside.then(|| (e.first, e.last));
     assert_eq!(
-        (i64::from(a), i64::from(b)),
+        got.map(|(a, b)| (i64::from(a), i64::from(b))),
         want,
         "evidence {}..{} in unit {start}..{end}",
         e.first,

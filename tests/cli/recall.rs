@@ -847,3 +847,69 @@ fn an_entry_says_whether_it_is_served_and_what_changes_that() {
     let shown = env.ok(&["recall", "get", "s1"]);
     assert!(shown.contains("trusted: reviewed by a person"), "{shown}");
 }
+
+/// Rejecting a replacement says which entry serves again; restoring it says what it replaces
+/// again; an accept is taken back from the CLI; bare `cairn recall` says where to start.
+#[test]
+fn a_rejected_replacement_hands_its_place_back_and_an_accept_can_be_taken_back() {
+    let env = synced();
+    let start = env.ok(&["recall"]);
+    assert!(
+        start.starts_with("Recall: 0 entries, 0 trusted (served to agents), 0 to review."),
+        "{start}"
+    );
+    let mut new: Value = serde_json::from_str(&entry(
+        "new",
+        "55604662-cf2a-4331-851a-ec234028f8ca",
+        2,
+        3,
+        "Run ecto.setup first",
+        "Newer advice.",
+    ))
+    .unwrap();
+    new["supersedes_entry_id"] = json!("old");
+    let file = write(
+        &env,
+        "chain.jsonl",
+        &[
+            entry(
+                "old",
+                "55604662-cf2a-4331-851a-ec234028f8ca",
+                0,
+                1,
+                "Run ecto.create first",
+                "Older advice.",
+            ),
+            new.to_string(),
+        ],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    let said = env.ok(&["recall", "review", "--reject", "new"]);
+    assert!(
+        said.contains("old, which it had replaced, is served in its place again"),
+        "{said}"
+    );
+    assert_eq!(env.json(&["recall", "get", "old"])["trusted"], true);
+    let said = env.ok(&["recall", "review", "--restore", "new"]);
+    assert_eq!(
+        said,
+        "Took back the rejection of new: trusted again. It replaces old again, which is archived.\n"
+    );
+    let said = env.ok(&["recall", "review", "--unaccept", "new"]);
+    assert!(
+        said.starts_with("Took back the accept of new: unreviewed_auto"),
+        "{said}"
+    );
+    let got = env.json(&["recall", "get", "new"]);
+    assert_eq!(
+        (got["trusted"].as_bool(), got["review_state"].as_str()),
+        (Some(false), Some("unreviewed_auto"))
+    );
+    let show = env.ok(&["recall", "review", "--show", "new"]);
+    assert!(show.contains("Agents' feedback: none yet"), "{show}");
+    let start = env.ok(&["recall"]);
+    assert!(
+        start.contains("1 to review") && start.contains("`cairn recall review`"),
+        "{start}"
+    );
+}

@@ -97,7 +97,15 @@ fn short(fp: &str) -> String {
 /// Progress lines on stderr.
 struct Lines {
     enabled: bool,
-    state: Mutex<(u32, u32)>,
+    state: Mutex<Counts>,
+}
+
+/// Sessions of a pass: how many it will read, how many were started (each start numbered
+/// in turn, so sessions read side by side never share a number).
+#[derive(Default)]
+struct Counts {
+    started: u32,
+    total: u32,
 }
 
 impl ExtractProgress for Lines {
@@ -105,6 +113,15 @@ impl ExtractProgress for Lines {
         if !self.enabled {
             return;
         }
+        if let Some(line) = self.line(e) {
+            say_err!("{line}");
+        }
+    }
+}
+
+impl Lines {
+    /// The line an event prints, if any.
+    fn line(&self, e: &Event) -> Option<String> {
         let mut st = self
             .state
             .lock()
@@ -114,7 +131,7 @@ impl ExtractProgress for Lines {
                 fingerprint,
                 sessions,
             } => {
-                st.1 = *sessions;
+                st.total = *sessions;
                 format!(
                     "extracting {} with generation {}",
                     plural(*sessions, "session"),
@@ -126,14 +143,17 @@ impl ExtractProgress for Lines {
                 title,
                 units_todo,
                 ..
-            } => format!(
-                "[{}/{}] {} {}: {}",
-                st.0 + 1,
-                st.1,
-                short(session_key),
-                render::line(title, render::TITLE_CHARS),
-                plural(*units_todo, "unit")
-            ),
+            } => {
+                st.started += 1;
+                format!(
+                    "[{}/{}] {} {}: {}",
+                    st.started,
+                    st.total,
+                    short(session_key),
+                    render::line(title, render::TITLE_CHARS),
+                    plural(*units_todo, "unit")
+                )
+            }
             Event::UnitDone {
                 session_key,
                 unit,
@@ -143,12 +163,8 @@ impl ExtractProgress for Lines {
                 "  {} unit {unit}/{units_total}: +{entries}",
                 short(session_key)
             ),
-            Event::SessionDone { .. } => {
-                st.0 += 1;
-                return;
-            }
+            Event::SessionDone { .. } => return None,
             Event::SessionFailed { session_key, error } => {
-                st.0 += 1;
                 format!("  {} failed: {}", short(session_key), clean(error))
             }
             Event::Aborted { error } => format!("stopped: {}", clean(error)),
@@ -156,7 +172,7 @@ impl ExtractProgress for Lines {
                 format!("generation {} activated", short(fingerprint))
             }
         };
-        say_err!("{line}");
+        Some(line)
     }
 }
 
@@ -216,7 +232,7 @@ pub fn run(
         ExtractCommand::Run { scope, progress } => {
             let lines = Lines {
                 enabled: render::shows_progress(progress, json_out),
-                state: Mutex::new((0, 0)),
+                state: Mutex::new(Counts::default()),
             };
             let r = cairn.recall_extract_run(
                 &RunOptions {
@@ -231,6 +247,13 @@ pub fn run(
                 writeln!(out, "Sessions: {} done, {} failed", r.sessions, r.failed)?;
                 writeln!(out, "Units: {} ({} model calls)", r.units, r.calls)?;
                 writeln!(out, "Entries: {} new", r.entries)?;
+                if r.evidence_out_of_unit > 0 {
+                    writeln!(
+                        out,
+                        "Evidence not as cited: {} (the model cited records outside the part of the session it was shown, or backwards; each is bound to that whole part with a note, so check it when you review)",
+                        plural(r.evidence_out_of_unit, "entry")
+                    )?;
+                }
                 writeln!(
                     out,
                     "Tokens: {} prompt, {} completion",
@@ -304,7 +327,19 @@ pub fn run(
                 } else {
                     100.0 * f64::from(s.units_done) / f64::from(s.units_total)
                 };
-                writeln!(out, "Units: {}/{} ({pct:.0}%)", s.units_done, s.units_total)?;
+                if s.not_started > 0 {
+                    // Units are counted when a session is started: the ones not started yet
+                    // are in no total, so a percentage would overstate what is done.
+                    writeln!(
+                        out,
+                        "Units: {} of {} in the sessions started so far; {} not started (`cairn recall extract preview` counts what is left)",
+                        s.units_done,
+                        s.units_total,
+                        plural(s.not_started, "session")
+                    )?;
+                } else {
+                    writeln!(out, "Units: {}/{} ({pct:.0}%)", s.units_done, s.units_total)?;
+                }
                 writeln!(
                     out,
                     "Entries: {} ({} served)",
@@ -568,4 +603,33 @@ fn write_doctor(out: &mut dyn Write, d: &cairn_core::recall::extract::ExtractDoc
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two sessions read side by side (concurrency 2) start before either is done: each start
+    /// has its own number.
+    #[test]
+    fn sessions_started_side_by_side_are_numbered_apart() {
+        let lines = Lines {
+            enabled: true,
+            state: Mutex::new(Counts::default()),
+        };
+        lines.line(&Event::PassStarted {
+            fingerprint: "f".repeat(64),
+            sessions: 4,
+        });
+        let start = |key: &str| Event::SessionStarted {
+            session_key: key.to_owned(),
+            title: "t".to_owned(),
+            units_total: 3,
+            units_todo: 3,
+        };
+        let a = lines.line(&start("aaaa")).unwrap_or_default();
+        let b = lines.line(&start("bbbb")).unwrap_or_default();
+        assert!(a.starts_with("[1/4] aaaa"), "{a}");
+        assert!(b.starts_with("[2/4] bbbb"), "{b}");
+    }
 }

@@ -93,13 +93,20 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
         )?;
         for e in &plan.recall_entries {
             let fate = if e.deleted {
-                "deleted: drawn from these sessions alone, never accepted"
+                "deleted: drawn from these sessions alone, never accepted".to_owned()
+            } else if let Some(by) = &e.superseded_by {
+                format!("replaced by {}: stays archived", clean(by))
             } else if e.stays_archived {
-                "rejected: stays archived"
+                "rejected: stays archived".to_owned()
+            } else if let Some(back) = &e.hands_back_to {
+                format!(
+                    "accepted before: back to the inbox, unreviewed; {} is served again in its place",
+                    clean(back)
+                )
             } else if e.back_to_inbox {
-                "accepted before: back to the inbox, unreviewed"
+                "accepted before: back to the inbox, unreviewed".to_owned()
             } else {
-                "keeps its other evidence"
+                "keeps its other evidence".to_owned()
             };
             writeln!(
                 out,

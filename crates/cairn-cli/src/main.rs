@@ -349,10 +349,11 @@ enum Command {
         #[arg(default_value = "origin")]
         remote: String,
     },
-    /// Recall: distilled entries with evidence; query, brief, review, import.
+    /// Recall: distilled entries with evidence; query, brief, review, import. Alone: what
+    /// Recall holds and where to start.
     Recall {
         #[command(subcommand)]
-        command: recall::RecallCommand,
+        command: Option<recall::RecallCommand>,
     },
     /// The team archive in PostgreSQL: push this archive to it; search, skim, show and Recall
     /// across everyone who pushed. Credentials from CAIRN_TEAM_URL, PGPASSWORD or the OS keyring
@@ -1251,9 +1252,9 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
         }
         Command::Recall {
             command:
-                recall::RecallCommand::Extract {
+                Some(recall::RecallCommand::Extract {
                     command: extract::ExtractCommand::Doctor,
-                },
+                }),
         } => {
             // What is at hand is listed even when config.toml does not load.
             let dir = data_dir(g)?;

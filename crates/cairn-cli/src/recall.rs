@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 use cairn_core::Cairn;
+use cairn_core::recall::agents::FeedbackCounts;
 use cairn_core::recall::model::{Entry, EntryType, ReviewState, Scope, Status, Surface};
 use cairn_core::recall::output::{BriefDocument, Detail, QueryDocument};
 use cairn_core::recall::rank::Ranked;
@@ -108,12 +109,18 @@ pub enum RecallCommand {
     Review {
         /// Lay one entry out for review: why it is here, its evidence quoted from the
         /// transcript, and accepted entries that say nearly the same.
-        #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "reject", "restore", "edit", "supersede", "merge", "check_stale"])]
+        #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "unaccept", "reject", "restore", "edit", "supersede", "merge", "check_stale"])]
         show: Option<String>,
         /// Accept the entry: reviewed by a person, trusted from now on (a rejected one is taken back).
         #[arg(long, value_name = "ID")]
         accept: Option<String>,
-        /// Reject the entry: it is archived and no longer served.
+        /// Take an accept back: the entry is no longer trusted and waits in the inbox again, as
+        /// unreviewed_auto (the state before an accept is not recorded; extraction and agents'
+        /// proposals write that one). The window's Undo puts back the exact state it saw.
+        #[arg(long, value_name = "ID", conflicts_with_all = ["accept", "edit"])]
+        unaccept: Option<String>,
+        /// Reject the entry: it is archived and no longer served. A replacement hands its place
+        /// back to the entry it replaced.
         #[arg(long, value_name = "ID")]
         reject: Option<String>,
         /// Take a rejection back: the entry is where it was before (one never reviewed is in the
@@ -243,7 +250,7 @@ fn expand_tilde(p: &str) -> String {
 }
 
 pub fn run(
-    cmd: RecallCommand,
+    cmd: Option<RecallCommand>,
     cairn: &Cairn,
     json_out: bool,
     keys: bool,
@@ -251,6 +258,10 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<bool> {
     let names = Names { cairn, keys };
+    let Some(cmd) = cmd else {
+        start_here(cairn, json_out, out)?;
+        return Ok(true);
+    };
     match cmd {
         RecallCommand::Extract { command } => {
             return crate::extract::run(command, cairn, json_out, out);
@@ -415,6 +426,10 @@ pub fn run(
                 render::json(out, &e)?;
             } else {
                 render_entry(out, &e)?;
+                let feedback = cairn.recall_feedback(Some(&e.id))?;
+                if feedback != FeedbackCounts::default() {
+                    writeln!(out, "    agents' feedback: {}", feedback_said(feedback))?;
+                }
                 writeln!(out)?;
                 for l in e.body.lines() {
                     writeln!(out, "  {}", clean(l))?;
@@ -452,6 +467,11 @@ pub fn run(
                     s.count, s.trusted, s.stale, s.with_evidence
                 )?;
                 writeln!(out, "Trusted-only: {}", f.trusted_only)?;
+                writeln!(
+                    out,
+                    "Agents' feedback (every entry): {}",
+                    feedback_said(cairn.recall_feedback(None)?)
+                )?;
                 for (name, map) in [
                     ("type", &s.by_type),
                     ("scope", &s.by_scope),
@@ -470,15 +490,17 @@ pub fn run(
         }
         RecallCommand::Review { show: Some(id), .. } => {
             let p = cairn.recall_proposal(&id)?;
+            let feedback = cairn.recall_feedback(Some(&p.entry.id))?;
             if json_out {
-                render::json(out, &json!({ "proposal": p }))?;
+                render::json(out, &json!({ "proposal": p, "feedback": feedback }))?;
             } else {
-                render_proposal(out, &p, &names)?;
+                render_proposal(out, &p, feedback, &names)?;
             }
         }
         RecallCommand::Review {
             show: None,
             accept,
+            unaccept,
             reject,
             restore,
             edit,
@@ -512,19 +534,31 @@ pub fn run(
                 let e = cairn.recall_accept(&id, Some(&ed))?;
                 changed.push(ReviewChange::accepted(&e, true));
             }
-            if let Some(id) = reject {
-                let e = cairn.recall_reject(&id)?;
-                changed.push(ReviewChange::Reject {
+            if let Some(id) = unaccept {
+                let e = cairn.recall_unaccept(&id, ReviewState::UnreviewedAuto)?;
+                changed.push(ReviewChange::Unaccept {
                     id: e.id,
-                    status: e.status,
+                    review_state: e.review_state,
+                });
+            }
+            if let Some(id) = reject {
+                let r = cairn.recall_reject_handing_back(&id)?;
+                changed.push(ReviewChange::Reject {
+                    id: r.entry.id,
+                    status: r.entry.status,
+                    reinstated: r.reinstated.map(|e| e.id),
                 });
             }
             if let Some(id) = restore {
                 let e = cairn.recall_restore(&id)?;
+                // A replacement taken back replaces again (the core drops the link otherwise).
+                let replaces = (e.status == Status::Accepted && !e.supersedes_entry_id.is_empty())
+                    .then(|| e.supersedes_entry_id.clone());
                 changed.push(ReviewChange::Restore {
                     trusted: e.is_trusted(),
                     id: e.id,
                     status: e.status,
+                    replaces,
                 });
             }
             if let (Some(old), Some(new)) = (supersede, with) {
@@ -599,15 +633,22 @@ fn said(change: &ReviewChange) -> String {
         ReviewChange::Edit { id, .. } => {
             format!("Edited and accepted {id}: trusted from now on.")
         }
-        ReviewChange::Reject { id, .. } => {
+        ReviewChange::Reject { id, reinstated, .. } => {
+            let back = reinstated
+                .as_deref()
+                .map(|old| {
+                    format!(" {old}, which it had replaced, is served in its place again (as it was before; `cairn recall get {old}` shows where it stands).")
+                })
+                .unwrap_or_default();
             format!(
-                "Rejected {id}: archived, no longer offered as Recall (`--restore {id}` takes it back)."
+                "Rejected {id}: archived, no longer offered as Recall (`--restore {id}` takes it back).{back}"
             )
         }
         ReviewChange::Restore {
             id,
             status,
             trusted,
+            replaces,
         } => {
             let now = if *trusted {
                 "trusted again"
@@ -616,7 +657,16 @@ fn said(change: &ReviewChange) -> String {
             } else {
                 "staged again with its extraction"
             };
-            format!("Took back the rejection of {id}: {now}.")
+            let again = replaces
+                .as_deref()
+                .map(|old| format!(" It replaces {old} again, which is archived."))
+                .unwrap_or_default();
+            format!("Took back the rejection of {id}: {now}.{again}")
+        }
+        ReviewChange::Unaccept { id, review_state } => {
+            format!(
+                "Took back the accept of {id}: {review_state}, no longer trusted, waiting in the review inbox (`--accept {id}` accepts it again)."
+            )
         }
         ReviewChange::Supersede { old, new } => {
             format!("{new} supersedes {old}, which is archived.")
@@ -627,12 +677,13 @@ fn said(change: &ReviewChange) -> String {
     }
 }
 
-const ACT: &str = "Act with --accept ID, --edit ID --title … --body …, --reject ID (--restore ID takes it back), --supersede OLD --with NEW, --merge DUP --into KEEP.";
+const ACT: &str = "Act with --accept ID (--unaccept ID takes it back), --edit ID --title … --body …, --reject ID (--restore ID takes it back), --supersede OLD --with NEW, --merge DUP --into KEEP.";
 
 /// One inbox entry for review: the entry, why, its evidence quoted, near-duplicates.
 fn render_proposal(
     out: &mut impl Write,
     p: &cairn_core::recall::proposal::Proposal,
+    feedback: FeedbackCounts,
     names: &Names,
 ) -> Result<()> {
     render_entry(out, &p.entry)?;
@@ -644,6 +695,7 @@ fn render_proposal(
     if p.reason.is_none() {
         writeln!(out, "    Not in the inbox (reviewed, or archived).")?;
     }
+    writeln!(out, "Agents' feedback: {}", feedback_said(feedback))?;
     writeln!(out, "Evidence:")?;
     if p.evidence.is_empty() {
         writeln!(out, "    none in the archive")?;
@@ -711,6 +763,14 @@ fn render_proposal(
     writeln!(out)?;
     writeln!(out, "{ACT}")?;
     Ok(())
+}
+
+/// Agents' verdicts (MCP `recall_feedback`) in words.
+fn feedback_said(f: FeedbackCounts) -> String {
+    if f.helpful == 0 && f.wrong == 0 {
+        return "none yet".to_owned();
+    }
+    format!("{} helpful, {} wrong", f.helpful, f.wrong)
 }
 
 /// How human output names a session evidence cites: as a person types it back (its agent's id,
@@ -825,6 +885,37 @@ fn standing(e: &Entry) -> String {
         );
     }
     format!("unreviewed: not trusted until a person accepts it (`cairn recall review --show {id}`)")
+}
+
+/// `cairn recall` alone: what Recall holds, and the command to run next.
+fn start_here(cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let all = cairn.recall_stats(&cairn_core::recall::store::Filters::default())?;
+    let inbox = cairn.recall_inbox_len()?;
+    if json_out {
+        render::json(
+            out,
+            &json!({ "entries": all.count, "trusted": all.trusted, "to_review": inbox }),
+        )?;
+        return Ok(());
+    }
+    let plural = cairn_core::text::plural;
+    writeln!(
+        out,
+        "Recall: {}, {} trusted (served to agents), {} to review.",
+        plural(all.count, "entry"),
+        all.trusted,
+        inbox
+    )?;
+    let next = if all.count == 0 {
+        "Start with `cairn recall extract doctor` (what extraction needs), then `cairn recall extract run`; or bring reviewed entries with `cairn recall import <file>`."
+    } else if inbox > 0 {
+        "Next: `cairn recall review` lists what waits; `--show ID` lays one out, `--accept ID` trusts it."
+    } else {
+        "Next: `cairn recall brief \"<task>\"` shows what an agent is served; `cairn recall query <words>` searches."
+    };
+    writeln!(out, "{next}")?;
+    writeln!(out, "Every command: `cairn recall --help`.")?;
+    Ok(())
 }
 
 /// After an empty answer: where entries come from when Recall has none, or that they wait for

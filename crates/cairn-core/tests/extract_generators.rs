@@ -19,7 +19,7 @@ use fake_llm::{FakeLlm, Reply};
 use serde_json::{Value, json};
 
 /// One answer for every unit: hostile evidence (out of every unit's bounds, reversed) is
-/// clamped the same way for both kinds.
+/// bound to the whole unit, with the same note, for both kinds.
 fn answer() -> Value {
     json!({"entries": [
         {"type": "fact", "title": "The dev server runs on port 4173",
@@ -179,6 +179,8 @@ fn both_generator_kinds_make_the_same_entries_from_the_same_answer() {
     assert!(report.aborted.is_none(), "{report:?}");
     let via_endpoint = entries(&cairn);
     assert_eq!(via_endpoint.len(), 2 * report.units as usize);
+    // Neither citation lies in its unit: each entry says so, none silently widened.
+    assert_eq!(report.evidence_out_of_unit, 2 * report.units, "{report:?}");
 
     let by_agent = Env::new();
     // Agents like to fence their JSON: the fence is taken off, nothing else is repaired.

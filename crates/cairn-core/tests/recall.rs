@@ -1652,3 +1652,145 @@ fn a_rejection_taken_back_puts_the_entry_where_it_was() {
             .any(|i| i.entry.id == "t-new")
     );
 }
+
+/// Rejecting a replacement hands its place back to the entry it replaced (trusted as before,
+/// its evidence checked again); taking the rejection back replaces it again.
+#[test]
+fn rejecting_a_replacement_hands_service_back_and_restoring_it_replaces_again() {
+    let (_d, cairn) = archive();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("new", SMALL, 2, 3, "New advice", "b")).unwrap();
+    v["supersedes_entry_id"] = json!("old");
+    let text = [line("old", SMALL, 0, 1, "Old advice", "a"), v.to_string()].join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    let served = |c: &Cairn| {
+        let f = Filters {
+            trusted_only: true,
+            ..Default::default()
+        };
+        query(c, "advice", f)
+    };
+    assert_eq!(served(&cairn), ["new"]);
+
+    let r = cairn.recall_reject_handing_back("new").unwrap();
+    assert_eq!(r.reinstated.as_ref().map(|e| e.id.as_str()), Some("old"));
+    let old = cairn.recall_get("old").unwrap();
+    assert!(
+        old.is_trusted() && old.superseded_by_entry_id.is_empty(),
+        "{old:?}"
+    );
+    assert_eq!(old.lifecycle(), "active");
+    assert_eq!(served(&cairn), ["old"]);
+    // The rejected replacement still says what it replaced, for its Undo.
+    assert_eq!(cairn.recall_get("new").unwrap().supersedes_entry_id, "old");
+
+    let back = cairn.recall_restore("new").unwrap();
+    assert!(back.is_trusted(), "{back:?}");
+    let old = cairn.recall_get("old").unwrap();
+    assert_eq!(
+        (old.status, old.superseded_by_entry_id.as_str()),
+        (Status::Archived, "new")
+    );
+    assert_eq!(served(&cairn), ["new"]);
+
+    // Rejected again, then the old one rejected too: restoring the replacement serves it
+    // alone, and it no longer claims to replace a rejected entry.
+    cairn.recall_reject("new").unwrap();
+    cairn.recall_reject("old").unwrap();
+    assert!(served(&cairn).is_empty());
+    cairn.recall_restore("new").unwrap();
+    assert_eq!(served(&cairn), ["new"]);
+    assert_eq!(cairn.recall_get("new").unwrap().supersedes_entry_id, "");
+    // And the old rejection can be taken back on its own.
+    assert!(cairn.recall_restore("old").unwrap().is_trusted());
+}
+
+/// A chain stranded before rejections handed service back (the replacement rejected, the old
+/// entry still archived as replaced) can be taken back by a person; while the replacement is
+/// served, reviewing the old one is refused, saying what to do.
+#[test]
+fn an_entry_whose_replacement_is_no_longer_served_can_be_taken_back() {
+    let (data, cairn) = archive();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("new", SMALL, 2, 3, "New advice", "b")).unwrap();
+    v["supersedes_entry_id"] = json!("old");
+    let text = [line("old", SMALL, 0, 1, "Old advice", "a"), v.to_string()].join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    let err = cairn.recall_restore("old").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("rejecting new hands its place back to old"),
+        "{err}"
+    );
+    // As an older Cairn left it: `new` rejected, `old` still pointing at it.
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE recall_entries SET status = 'archived', rejected_at = '2026-01-01T00:00:00Z' WHERE id = 'new'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let old = cairn.recall_restore("old").unwrap();
+    assert!(
+        old.is_trusted() && old.superseded_by_entry_id.is_empty(),
+        "{old:?}"
+    );
+}
+
+/// A forget that takes every piece of a replacement's evidence hands its place back too: the
+/// replacement waits in the inbox, the entry it replaced is served again.
+#[test]
+fn a_replacement_whose_evidence_is_forgotten_hands_service_back() {
+    let (_d, cairn) = archive();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("new", BIG, 2, 3, "New advice", "b")).unwrap();
+    v["supersedes_entry_id"] = json!("old");
+    let text = [line("old", SMALL, 0, 1, "Old advice", "a"), v.to_string()].join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    let plan = cairn
+        .forget_preview(&cairn_core::ForgetRequest {
+            session: Some(BIG.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        plan.recall_entries
+            .iter()
+            .any(|e| e.id == "new" && e.back_to_inbox && e.hands_back_to.as_deref() == Some("old")),
+        "the plan says which entry is served again: {:?}",
+        plan.recall_entries
+    );
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some(BIG.into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let old = cairn.recall_get("old").unwrap();
+    assert!(old.is_trusted(), "{old:?}");
+    let new = cairn.recall_get("new").unwrap();
+    assert!(
+        !new.is_trusted() && new.supersedes_entry_id.is_empty(),
+        "{new:?}"
+    );
+}
+
+/// A reviewer's edit is cleaned as every other text of an entry is: no terminal escape or bidi
+/// control reaches the database.
+#[test]
+fn a_reviewers_edit_is_made_printable() {
+    let (data, cairn) = archive();
+    auto_entry(data.path(), "e1", "Deploys", "how deploys work");
+    let edit = Edit {
+        title: Some("X \u{202e}evil\u{202c} \u{1b}]0;pwned\u{7}".to_owned()),
+        body: Some("line \u{1b}[31mred\u{1b}[0m\u{2066}".to_owned()),
+        ..Default::default()
+    };
+    let e = cairn.recall_accept("e1", Some(&edit)).unwrap();
+    assert_eq!(e.title, "X evil");
+    assert_eq!(e.body, "line red");
+    let stored = recall_tables(data.path());
+    for bad in ['\u{1b}', '\u{202e}', '\u{2066}', '\u{7}'] {
+        assert!(!stored.contains(bad), "{bad:?} in {stored}");
+    }
+}

@@ -47,6 +47,13 @@ pub struct ForgetEntry {
     pub deleted: bool,
     /// A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps.
     pub stays_archived: bool,
+    /// An archived entry another replaced (not rejected): it stays archived, replaced by this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// The entry this one replaced, served again in its place when this one goes back to the
+    /// inbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hands_back_to: Option<String>,
 }
 
 /// A generated report that read a forgotten session (it goes too: it may quote it).
@@ -212,6 +219,8 @@ impl Cairn {
                         back_to_inbox: t.to_inbox,
                         deleted: t.deleted,
                         stays_archived: t.archived,
+                        superseded_by: t.superseded_by,
+                        hands_back_to: t.hands_back_to,
                     })
                     .collect(),
                 insight_reports: insights::forget::reports_of(conn, &keys)?

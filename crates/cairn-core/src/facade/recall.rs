@@ -226,9 +226,18 @@ impl Cairn {
         self.review(&[], |c, now| recall::review::unaccept(c, id, previous, now))
     }
 
-    /// Reject an entry: archived.
+    /// Reject an entry: archived. A replacement hands its place back to the entry it replaced
+    /// (see [`Cairn::recall_reject_handing_back`], which says which).
     pub fn recall_reject(&self, id: &str) -> Result<recall::model::Entry> {
         self.review(&[], |c, now| recall::review::reject(c, id, now))
+    }
+
+    /// Reject an entry, and say which entry serves again in its place when it was a
+    /// replacement (see [`recall::review::hand_back`]).
+    pub fn recall_reject_handing_back(&self, id: &str) -> Result<recall::review::Rejected> {
+        self.review(&[], |c, now| {
+            recall::review::reject_handing_back(c, id, now)
+        })
     }
 
     /// Take a rejection back: the entry is where it was before it was rejected (see
@@ -245,6 +254,12 @@ impl Cairn {
     /// Merge `duplicate` into `keep`: its evidence joins `keep`, it is archived; no trust changes.
     pub fn recall_merge(&self, duplicate: &str, keep: &str) -> Result<recall::model::Entry> {
         self.review(&[], |c, now| recall::review::merge(c, duplicate, keep, now))
+    }
+
+    /// The verdicts agents gave (MCP `recall_feedback`) on one entry, or on every entry with
+    /// `None`.
+    pub fn recall_feedback(&self, id: Option<&str>) -> Result<recall::agents::FeedbackCounts> {
+        recall::agents::feedback_counts(self.store().conn(), id)
     }
 
     /// Flag entries whose cited files changed in later commits; returns how many.

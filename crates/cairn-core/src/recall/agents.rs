@@ -382,16 +382,31 @@ pub fn feedback(
         now
     ])
     .map_err(db)?;
+    let f = feedback_counts(conn, Some(entry_id))?;
+    Ok((f.helpful, f.wrong))
+}
+
+/// Agents' verdicts (`recall_feedback`, one per entry per server session), counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct FeedbackCounts {
+    pub helpful: u32,
+    pub wrong: u32,
+}
+
+/// The feedback agents gave on `entry_id`, or on every entry with `None`.
+pub fn feedback_counts(conn: &Connection, entry_id: Option<&str>) -> Result<FeedbackCounts> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached(
         "SELECT COALESCE(SUM(verdict = 'helpful'), 0), COALESCE(SUM(verdict = 'wrong'), 0)
-         FROM recall_feedback WHERE entry_id = ?1",
+         FROM recall_feedback WHERE ?1 IS NULL OR entry_id = ?1",
     )
     .map_err(db)?
     .query_row([entry_id], |r| {
-        Ok((
-            r.get::<_, i64>(0)?.max(0) as u32,
-            r.get::<_, i64>(1)?.max(0) as u32,
-        ))
+        Ok(FeedbackCounts {
+            helpful: r.get::<_, i64>(0)?.max(0) as u32,
+            wrong: r.get::<_, i64>(1)?.max(0) as u32,
+        })
     })
     .map_err(db)
 }

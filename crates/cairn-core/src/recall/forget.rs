@@ -6,6 +6,10 @@
 //! words are the person's to keep or reject. Each entry that cited a forgotten session and
 //! stays is indexed again without the revoked snippets, so no word only they held still finds
 //! it.
+//!
+//! A replacement left without evidence no longer stands in for the entry it replaced: that one
+//! serves again in its place ([`super::review::hand_back`]: as it was before it was replaced,
+//! its evidence checked again), and the replacement no longer claims to replace it.
 
 use rusqlite::{Connection, params};
 
@@ -28,6 +32,11 @@ pub struct Touched {
     /// No evidence would be left: its provenance is revoked (archived or not), so no accept
     /// can trust it again on nothing.
     pub unanchored: bool,
+    /// An archived entry another one replaced (not rejected): it stays archived, replaced.
+    pub superseded_by: Option<String>,
+    /// The entry this one replaced, served again in its place because no evidence of this one
+    /// would be left (it goes back to the inbox).
+    pub hands_back_to: Option<String>,
 }
 
 /// The evidence rows citing `sessions`, and the entries they belong to.
@@ -37,7 +46,11 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
     let mut stmt = conn.prepare_cached(
         "SELECT ev.entry_id, e.title, e.status = 'archived',
                 e.review_state <> 'human_reviewed' AND e.reviewed_at IS NULL
-                    AND e.supersedes_entry_id = '' AND e.superseded_by_entry_id = ''
+                    AND e.supersedes_entry_id = '' AND e.superseded_by_entry_id = '',
+                e.superseded_by_entry_id,
+                (SELECT o.id FROM recall_entries o
+                  WHERE o.id = e.supersedes_entry_id AND o.superseded_by_entry_id = e.id
+                    AND o.status = 'archived' AND o.rejected_at IS NULL)
          FROM recall_evidence ev
          JOIN recall_entries e ON e.id = ev.entry_id
          WHERE ev.session_id = ?1",
@@ -50,9 +63,11 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
                 r.get::<_, String>(1)?,
                 r.get::<_, bool>(2)?,
                 r.get::<_, bool>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, Option<String>>(5)?,
             ))
         })? {
-            let (entry, title, archived, machine) = row?;
+            let (entry, title, archived, machine, superseded_by, replaced) = row?;
             rows += 1;
             if !entries.iter().any(|t| t.id == entry) {
                 never_accepted.push(machine);
@@ -63,6 +78,8 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
                     deleted: false,
                     archived,
                     unanchored: false,
+                    superseded_by: (!superseded_by.is_empty()).then_some(superseded_by),
+                    hands_back_to: replaced,
                 });
             }
         }
@@ -81,6 +98,9 @@ pub fn evidence_of(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<(u64
         t.unanchored = left == 0;
         t.deleted = t.unanchored && machine;
         t.to_inbox = t.unanchored && !t.archived && !t.deleted;
+        if !t.to_inbox {
+            t.hands_back_to = None;
+        }
     }
     Ok((rows, entries))
 }
@@ -120,6 +140,20 @@ pub fn revoke(conn: &Connection, sessions: &[i64], now: &str) -> rusqlite::Resul
                  provenance_ok = 0, provenance_note = ?2, updated_at = ?3
              WHERE id = ?1",
             params![t.id, REVOKED_NOTE, now],
+        )?;
+    }
+    // A replacement left with nothing hands its place back, after every revocation above (the
+    // entry it replaced may have cited the forgotten sessions too: it comes back as it is now).
+    for t in touched.iter().filter(|t| t.hands_back_to.is_some()) {
+        // rusqlite's one variant that boxes an error without its `functions` feature.
+        let as_db = |e: crate::error::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
+        let Some(replacement) = super::store::get(conn, &t.id)? else {
+            continue;
+        };
+        super::review::hand_back(conn, &replacement, now).map_err(as_db)?;
+        conn.execute(
+            "UPDATE recall_entries SET supersedes_entry_id = '' WHERE id = ?1",
+            [&t.id],
         )?;
     }
     Ok(removed)

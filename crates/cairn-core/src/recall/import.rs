@@ -334,9 +334,9 @@ fn one(tx: &Connection, raw: &str, seen: &mut HashSet<String>, now: &str) -> Res
     // those under the session's repository), before anything of it is stored or shown.
     let root = super::extract::store::session_info(tx, session_row)?.root;
     let ob = crate::llm::Outbound::for_root(root.as_deref());
-    let title = ob.redact_answer(&title).trim().to_owned();
-    let body = ob.redact_answer(&body).trim().to_owned();
-    let trigger = ob.redact_answer(&trigger).trim().to_owned();
+    let title = super::store::entry_text(&ob, &title);
+    let body = super::store::entry_text(&ob, &body);
+    let trigger = super::store::entry_text(&ob, &trigger);
     let snippet = ob.redact_answer(&snippet);
     for (key, s) in [("title", &title), ("body", &body)] {
         if crate::text::is_blank(s) {

@@ -179,7 +179,11 @@ fn why(
                 .map_or_else(|| "its provenance was revoked".to_owned(), line)
         )),
         Some(InboxReason::Unreviewed) => {
-            out.push("New: nobody has reviewed it, so briefs and trusted-only searches leave it out.".into())
+            out.push("New: nobody has reviewed it, so briefs and trusted-only searches leave it out.".into());
+            // Evidence the extraction could not bind as the model cited it.
+            if let Some(n) = entry.provenance_note.as_deref() {
+                out.push(format!("Its evidence: {}.", line(n)));
+            }
         }
         None => {}
     }

@@ -4,7 +4,9 @@
 //! * unaccept → an accept taken back (the window's Undo, nothing else): the review state it
 //!   had before, no longer transferable, any edit kept;
 //! * edit (title, body, trigger, type, scope) then accept;
-//! * reject → `archived`;
+//! * reject → `archived`; a rejected replacement hands service back to the entry it replaced
+//!   (as that one was, its evidence checked again), and taking the rejection back lets it
+//!   replace that entry again;
 //! * supersede an older entry with a newer one (single-leaf chains, one transaction);
 //! * merge a duplicate into a kept entry: its evidence joins the kept entry, it is archived as
 //!   superseded by it, and nobody's trust changes.
@@ -39,12 +41,23 @@ pub enum ReviewChange {
     Reject {
         id: String,
         status: Status,
+        /// The entry the rejected one had replaced, served again in its place.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reinstated: Option<String>,
     },
     /// A rejection taken back: the entry is where it was before.
     Restore {
         id: String,
         status: Status,
         trusted: bool,
+        /// The entry it replaces again (it had replaced it before it was rejected).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<String>,
+    },
+    /// An accept taken back: the entry waits in the inbox again, in `review_state`.
+    Unaccept {
+        id: String,
+        review_state: ReviewState,
     },
     Supersede {
         old: String,
@@ -175,23 +188,24 @@ fn load(conn: &Connection, id: &str) -> Result<Entry> {
 }
 
 /// Accept an entry, optionally editing it first. A rejected entry (archived, replaced by none)
-/// is taken back by accepting it: a mis-click is undone. A superseded or merged one is not:
-/// the entry that replaced it is the one to accept.
+/// is taken back by accepting it: a mis-click is undone, and a replacement taken back so
+/// replaces again the entry it had replaced ([`resupersede`]). A superseded or merged one is
+/// not while what replaced it is served: that is the one to review. One whose replacement is
+/// no longer served (rejected before rejections handed service back, retired, gone) is taken
+/// back like a rejected one.
 pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
     let mut entry = load(conn, id)?;
     if entry.status != Status::Accepted {
-        if !entry.superseded_by_entry_id.is_empty() {
-            return Err(Error::Conflict(format!(
-                "recall entry {id} was replaced by {}; review that one (`cairn recall review --show {}`)",
-                entry.superseded_by_entry_id, entry.superseded_by_entry_id
-            )));
+        if !entry.superseded_by_entry_id.is_empty() && !replacement_gone(conn, &entry)? {
+            return Err(replaced(&entry));
         }
         // Taken back only on evidence that still holds, as if its provenance were revoked:
         // whatever happened to its sessions while it was archived.
         reverify(conn, &entry)?;
         conn.prepare_cached(
-            "UPDATE recall_entries SET status = 'accepted', rejected_at = NULL, updated_at = ?2 WHERE id = ?1",
+            "UPDATE recall_entries SET status = 'accepted', rejected_at = NULL, superseded_by_entry_id = '',
+                updated_at = ?2 WHERE id = ?1",
         )
         .map_err(db)?
         .execute(params![id, now])
@@ -210,7 +224,155 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
     .map_err(db)?
     .execute(params![id, now])
     .map_err(db)?;
+    resupersede(conn, id, now)?;
     load(conn, id)
+}
+
+/// The refusal to review an entry another one replaces while that one is served.
+fn replaced(entry: &Entry) -> Error {
+    let (id, by) = (&entry.id, &entry.superseded_by_entry_id);
+    Error::Conflict(format!(
+        "recall entry {id} was replaced by {by}, which is served in its place: review that one \
+         (`cairn recall review --show {by}`); rejecting {by} hands its place back to {id}"
+    ))
+}
+
+/// Whether the entry that replaced `old` no longer serves in its place: it is gone, or archived
+/// without a replacement of its own (rejected, or its extraction retired). A chain whose newer
+/// link was itself replaced still serves through that link.
+fn replacement_gone(conn: &Connection, old: &Entry) -> Result<bool> {
+    let db = crate::store::err_in(conn);
+    if old.superseded_by_entry_id.is_empty() {
+        return Ok(false);
+    }
+    Ok(
+        match store::get(conn, &old.superseded_by_entry_id).map_err(db)? {
+            None => true,
+            Some(r) => r.status == Status::Archived && r.superseded_by_entry_id.is_empty(),
+        },
+    )
+}
+
+fn rejected_at(conn: &Connection, id: &str) -> Result<Option<String>> {
+    let db = crate::store::err_in(conn);
+    conn.prepare_cached("SELECT rejected_at FROM recall_entries WHERE id = ?1")
+        .and_then(|mut s| s.query_row([id], |r| r.get(0)))
+        .map_err(db)
+}
+
+/// An entry a person trusted is trusted again only on evidence that still holds: whatever
+/// happened to its sessions while it was archived (no check looks at archived entries) is
+/// checked now, and a range gone or changed revokes its provenance with `note` (it waits in the
+/// inbox, where an accept checks again).
+fn recheck_provenance(conn: &Connection, entry: &Entry, note: &str) -> Result<()> {
+    let db = crate::store::err_in(conn);
+    if entry.review_state != ReviewState::HumanReviewed || !entry.provenance_ok {
+        return Ok(());
+    }
+    let cited = super::evidence::check_entry(conn, &entry.id)?;
+    if cited.is_empty() || cited.iter().any(|s| s.changed.is_some()) {
+        conn.prepare_cached(
+            "UPDATE recall_entries SET provenance_ok = 0, provenance_note = ?2 WHERE id = ?1",
+        )
+        .map_err(db)?
+        .execute(params![entry.id, note])
+        .map_err(db)?;
+    }
+    Ok(())
+}
+
+/// A replacement left service (rejected, or its evidence forgotten): the entry it replaced
+/// serves again in its place, as it was before it was replaced (its review state kept, its
+/// evidence checked again). Returns that entry when it serves again.
+///
+/// The replacement keeps its `supersedes_entry_id`, so taking its rejection back replaces the
+/// entry again ([`resupersede`]). An older entry a person rejected meanwhile stays rejected: only
+/// the link goes, so `--restore` can take that rejection back.
+pub fn hand_back(conn: &Connection, replacement: &Entry, now: &str) -> Result<Option<Entry>> {
+    let db = crate::store::err_in(conn);
+    if replacement.supersedes_entry_id.is_empty() {
+        return Ok(None);
+    }
+    let Some(old) = store::get(conn, &replacement.supersedes_entry_id).map_err(db)? else {
+        return Ok(None);
+    };
+    if old.superseded_by_entry_id != replacement.id {
+        return Ok(None);
+    }
+    let serves = old.status == Status::Archived && rejected_at(conn, &old.id)?.is_none();
+    conn.prepare_cached(
+        "UPDATE recall_entries SET superseded_by_entry_id = '',
+            status = CASE WHEN ?3 THEN 'accepted' ELSE status END, updated_at = ?2 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![old.id, now, serves])
+    .map_err(db)?;
+    if !serves {
+        return Ok(None);
+    }
+    recheck_provenance(
+        conn,
+        &old,
+        "its evidence changed while another entry replaced it",
+    )?;
+    load(conn, &old.id).map(Some)
+}
+
+/// A replacement served again (its rejection taken back): it replaces again the entry it had
+/// replaced, when that one is served and replaced by none and the rules of [`supersede`] allow.
+/// Otherwise (that entry rejected, replaced by another, or more trusted now) it no longer
+/// claims to replace it: the link goes, so the chain says what is served. Returns the entry it
+/// replaces again.
+fn resupersede(conn: &Connection, id: &str, now: &str) -> Result<Option<String>> {
+    let db = crate::store::err_in(conn);
+    let new = load(conn, id)?;
+    if new.status != Status::Accepted || new.supersedes_entry_id.is_empty() {
+        return Ok(None);
+    }
+    let old = store::get(conn, &new.supersedes_entry_id).map_err(db)?;
+    if let Some(o) = &old {
+        if o.superseded_by_entry_id == new.id {
+            // It replaces it already.
+            return Ok(None);
+        }
+        if o.status == Status::Accepted
+            && o.superseded_by_entry_id.is_empty()
+            && may_supersede(o, &new).is_ok()
+        {
+            conn.prepare_cached(
+                "UPDATE recall_entries SET status = 'archived', superseded_by_entry_id = ?2, updated_at = ?3
+                 WHERE id = ?1",
+            )
+            .map_err(db)?
+            .execute(params![o.id, new.id, now])
+            .map_err(db)?;
+            return Ok(Some(o.id.clone()));
+        }
+    }
+    conn.prepare_cached("UPDATE recall_entries SET supersedes_entry_id = '' WHERE id = ?1")
+        .map_err(db)?
+        .execute([id])
+        .map_err(db)?;
+    Ok(None)
+}
+
+/// Whether `n` may replace `o` (both served): trust only moves to what is as trusted.
+fn may_supersede(o: &Entry, n: &Entry) -> std::result::Result<(), String> {
+    let (old, new) = (&o.id, &n.id);
+    if o.provenance_ok && !n.provenance_ok {
+        return Err(format!(
+            "recall entry {new} has unverified provenance and cannot supersede {old}, whose evidence is verified"
+        ));
+    }
+    // A person's trust is not handed to text nobody read: agents would stop being served the
+    // reviewed entry, and nothing in its place.
+    if o.review_state == ReviewState::HumanReviewed && n.review_state != ReviewState::HumanReviewed
+    {
+        return Err(format!(
+            "recall entry {old} was reviewed by a person and {new} was not: accept {new} first (or edit it there), then let it supersede {old}"
+        ));
+    }
+    Ok(())
 }
 
 /// Before an entry whose provenance was revoked is accepted: a person's accept makes it trusted,
@@ -248,22 +410,23 @@ fn reverify(conn: &Connection, entry: &Entry) -> Result<()> {
 
 fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Result<()> {
     let db = crate::store::err_in(conn);
-    // A reviewer's words are stored as every other text is: no secret reaches the database
-    // (a token pasted into an edit by mistake is stored redacted).
-    let redact = |field: &str, text: &str| {
-        crate::archive::redact::Redactor::global()
-            .redact_text(text, field, &mut Vec::new())
-            .into_owned()
+    // A reviewer's words are stored as every other text of an entry is (`store::entry_text`):
+    // printable, so no escape sequence or bidi character reaches a terminal or an agent through
+    // them, and redacted (a token pasted into an edit by mistake is stored redacted).
+    let source: Option<i64> = conn
+        .prepare_cached("SELECT source_session_id FROM recall_entries WHERE id = ?1")
+        .and_then(|mut s| s.query_row([&entry.id], |r| r.get(0)))
+        .map_err(db)?;
+    let root = match source {
+        Some(row) => super::extract::store::session_info(conn, row)?.root,
+        None => None,
     };
-    let title = crate::text::single_line(&redact(
-        "title",
-        edit.title.as_deref().unwrap_or(&entry.title),
-    ));
-    let body = redact("body", edit.body.as_deref().unwrap_or(&entry.body));
-    let trigger = crate::text::single_line(&redact(
-        "trigger",
-        edit.trigger.as_deref().unwrap_or(&entry.trigger),
-    ));
+    let ob = crate::llm::Outbound::for_root(root.as_deref());
+    let clean = |text: &str| store::entry_text(&ob, text);
+    let title = crate::text::single_line(&clean(edit.title.as_deref().unwrap_or(&entry.title)));
+    let body = clean(edit.body.as_deref().unwrap_or(&entry.body));
+    let trigger =
+        crate::text::single_line(&clean(edit.trigger.as_deref().unwrap_or(&entry.trigger)));
     if title.is_empty() {
         return Err(Error::Invalid(format!(
             "recall entry {}: the title cannot be empty",
@@ -331,10 +494,24 @@ pub fn unaccept(conn: &Connection, id: &str, previous: ReviewState, now: &str) -
     load(conn, id)
 }
 
-/// Reject an entry: archived, no longer served.
+/// What a rejection did: the entry, archived, and the entry it had replaced when that one is
+/// served again in its place ([`hand_back`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    pub entry: Entry,
+    pub reinstated: Option<Entry>,
+}
+
+/// Reject an entry: archived, no longer served (see [`reject_handing_back`]).
 pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
+    reject_handing_back(conn, id, now).map(|r| r.entry)
+}
+
+/// Reject an entry: archived, no longer served. A replacement hands its place back to the entry
+/// it replaced ([`hand_back`]): rejecting the newer word does not leave agents with none.
+pub fn reject_handing_back(conn: &Connection, id: &str, now: &str) -> Result<Rejected> {
     let db = crate::store::err_in(conn);
-    load(conn, id)?;
+    let before = load(conn, id)?;
     conn.prepare_cached(
         "UPDATE recall_entries SET status = 'archived', rejected_at = ?2, updated_at = ?2 WHERE id = ?1",
     )
@@ -343,29 +520,31 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     .map_err(db)?;
     // An extracted entry waiting to be published must stay unpublished.
     super::extract::store::withdraw(conn, id).map_err(db)?;
-    load(conn, id)
+    let reinstated = hand_back(conn, &before, now)?;
+    Ok(Rejected {
+        entry: load(conn, id)?,
+        reinstated,
+    })
 }
 
 /// Take a rejection back (the window's Undo): a rejected entry is where it was before, its
 /// review state as it was, so one never reviewed is in the inbox again, and a staged extraction
-/// is staged again (published with its generation, not served before). Trust still needs its
-/// provenance: evidence a forget took or a transcript changed meanwhile sends it to the inbox as
-/// revoked. Only a rejection is taken back: an entry archived otherwise (replaced by another, its
-/// generation retired) or rejected before rejections were recorded is refused.
+/// is staged again (published with its generation, not served before). A replacement replaces
+/// again the entry it had replaced ([`resupersede`]). Trust still needs its provenance: evidence
+/// a forget took or a transcript changed meanwhile sends it to the inbox as revoked.
+///
+/// An entry whose replacement no longer serves in its place (rejected before a rejection
+/// handed service back, retired, gone) is served again the same way. Refused: an entry still
+/// replaced by a served one, one archived otherwise (its generation retired), one rejected
+/// before rejections were recorded.
 pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     let db = crate::store::err_in(conn);
     let entry = load(conn, id)?;
-    if !entry.superseded_by_entry_id.is_empty() {
-        return Err(Error::Conflict(format!(
-            "recall entry {id} was replaced by {}, not rejected; review that one",
-            entry.superseded_by_entry_id
-        )));
+    let stranded = !entry.superseded_by_entry_id.is_empty();
+    if stranded && !replacement_gone(conn, &entry)? {
+        return Err(replaced(&entry));
     }
-    let rejected: Option<String> = conn
-        .prepare_cached("SELECT rejected_at FROM recall_entries WHERE id = ?1")
-        .and_then(|mut s| s.query_row([id], |r| r.get(0)))
-        .map_err(db)?;
-    if entry.status != Status::Archived || rejected.is_none() {
+    if entry.status != Status::Archived || (!stranded && rejected_at(conn, id)?.is_none()) {
         return Err(Error::Conflict(format!(
             "recall entry {id} is not rejected: nothing to take back"
         )));
@@ -373,24 +552,14 @@ pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     let staged = super::extract::store::restage(conn, id).map_err(db)?;
     let status = if staged { "archived" } else { "accepted" };
     conn.prepare_cached(
-        "UPDATE recall_entries SET status = ?2, rejected_at = NULL, updated_at = ?3 WHERE id = ?1",
+        "UPDATE recall_entries SET status = ?2, rejected_at = NULL, superseded_by_entry_id = '', updated_at = ?3
+         WHERE id = ?1",
     )
     .map_err(db)?
     .execute(params![id, status, now])
     .map_err(db)?;
-    // Trusted again only on evidence that still holds: whatever happened to its sessions while
-    // it was archived (no check looks at archived entries) is checked now.
-    if entry.review_state == ReviewState::HumanReviewed && entry.provenance_ok {
-        let cited = super::evidence::check_entry(conn, id)?;
-        if cited.is_empty() || cited.iter().any(|s| s.changed.is_some()) {
-            conn.prepare_cached(
-                "UPDATE recall_entries SET provenance_ok = 0, provenance_note = ?2 WHERE id = ?1",
-            )
-            .map_err(db)?
-            .execute(params![id, "its evidence changed while it was rejected"])
-            .map_err(db)?;
-        }
-    }
+    recheck_provenance(conn, &entry, "its evidence changed while it was rejected")?;
+    resupersede(conn, id, now)?;
     load(conn, id)
 }
 
@@ -421,19 +590,7 @@ pub fn supersede(conn: &Connection, old: &str, new: &str, now: &str) -> Result<(
             n.status
         )));
     }
-    if o.provenance_ok && !n.provenance_ok {
-        return Err(Error::Conflict(format!(
-            "recall entry {new} has unverified provenance and cannot supersede {old}, whose evidence is verified"
-        )));
-    }
-    // A person's trust is not handed to text nobody read: agents would stop being served the
-    // reviewed entry, and nothing in its place.
-    if o.review_state == ReviewState::HumanReviewed && n.review_state != ReviewState::HumanReviewed
-    {
-        return Err(Error::Conflict(format!(
-            "recall entry {old} was reviewed by a person and {new} was not: accept {new} first (or edit it there), then let it supersede {old}"
-        )));
-    }
+    may_supersede(&o, &n).map_err(Error::Conflict)?;
     conn.prepare_cached(
         "UPDATE recall_entries SET supersedes_entry_id = ?2, updated_at = ?3 WHERE id = ?1",
     )
@@ -646,7 +803,8 @@ mod tests {
         assert_eq!(
             json(ReviewChange::Reject {
                 id: "e1".into(),
-                status: Status::Archived
+                status: Status::Archived,
+                reinstated: None,
             }),
             serde_json::json!({"action": "reject", "id": "e1", "status": "archived"})
         );

@@ -172,6 +172,15 @@ pub struct NewEvidence {
     pub recorded_at: Option<String>,
 }
 
+/// Text a person or a model wrote, as an entry stores it, whichever way it came in (a model's
+/// answer, an import, a reviewer's edit): printable (no escape sequence, control or bidi
+/// character: [`crate::text::printable`]), its secrets redacted, absolute paths under the
+/// session's repository made relative and any other replaced ([`crate::llm::Outbound::redact_answer`]),
+/// trimmed. Agents are served it and terminals show it; nothing decides otherwise per door.
+pub fn entry_text(ob: &crate::llm::Outbound, text: &str) -> String {
+    ob.redact_answer(text).trim().to_owned()
+}
+
 /// Insert an entry, its evidence and its index row.
 /// Its title and trigger are stored as one line ([`crate::text::single_line`]), whoever wrote
 /// them.

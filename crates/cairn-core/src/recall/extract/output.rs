@@ -232,7 +232,7 @@ pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
 }
 
 impl RawEntry {
-    /// The entry with every text field redacted ([`Outbound::redact_answer`]) before it is
+    /// The entry with every text field cleaned ([`crate::recall::store::entry_text`]) before it is
     /// stored: the model may decode what the outbound redactor hid (a percent-encoded token, a
     /// path) or echo a secret planted in the transcript, and Recall shows entries to people and
     /// agents alike. Entities made equal by redaction are kept once.
@@ -245,29 +245,32 @@ impl RawEntry {
             }
         }
         RawEntry {
-            title: ob.redact_answer(&self.title),
-            body: ob.redact_answer(&self.body),
-            trigger: ob.redact_answer(&self.trigger),
+            title: crate::recall::store::entry_text(ob, &self.title),
+            body: crate::recall::store::entry_text(ob, &self.body),
+            trigger: crate::recall::store::entry_text(ob, &self.trigger),
             entities,
             ..self
         }
     }
 }
 
-/// The entry's evidence range: what the model cited, clamped into the unit's range; the whole
-/// unit when the citation misses it entirely.
-pub fn evidence_range(e: &RawEntry, start: u32, end: u32) -> (u32, u32) {
-    let (a, b) = if e.first <= e.last {
-        (e.first, e.last)
-    } else {
-        (e.last, e.first)
-    };
-    let (lo, hi) = (a.max(i64::from(start)), b.min(i64::from(end)));
-    if lo > hi {
-        (start, end)
-    } else {
-        (lo as u32, hi as u32)
-    }
+/// The entry's evidence range: the records the model cited, when they lie within the unit it
+/// was shown (`start..=end`) in order; `None` for anything else (records outside the unit,
+/// negative, a reversed range), a protocol violation that is never repaired here. The pass keeps
+/// such an entry bound to the whole unit with a note saying so ([`out_of_unit_note`]), shown
+/// wherever a reviewer reads it, and counts it ([`super::run::RunReport::evidence_out_of_unit`]).
+pub fn evidence_range(e: &RawEntry, start: u32, end: u32) -> Option<(u32, u32)> {
+    let (first, last) = (u32::try_from(e.first).ok()?, u32::try_from(e.last).ok()?);
+    (start <= first && first <= last && last <= end).then_some((first, last))
+}
+
+/// The note on an entry whose citation [`evidence_range`] refused: what the model cited, and
+/// that its evidence is the whole part of the session it was shown.
+pub fn out_of_unit_note(e: &RawEntry, start: u32, end: u32) -> String {
+    format!(
+        "the model cited records {}-{}, not within the records {start}-{end} it was shown; bound to all of those, so check which of them supports it",
+        e.first, e.last
+    )
 }
 
 #[cfg(test)]
@@ -411,26 +414,25 @@ mod tests {
     }
 
     #[test]
-    fn evidence_is_clamped_into_the_unit() {
+    fn evidence_outside_the_unit_is_not_taken_as_cited() {
         let mut e = parse(&entry("")).unwrap().remove(0);
-        assert_eq!(evidence_range(&e, 2, 9), (3, 4));
-        assert_eq!(evidence_range(&e, 4, 9), (4, 4));
-        e.first = 50;
-        e.last = 60;
-        assert_eq!(evidence_range(&e, 2, 9), (2, 9));
-        e.first = 7;
-        e.last = 5;
-        assert_eq!(evidence_range(&e, 2, 9), (5, 7));
+        assert_eq!(evidence_range(&e, 2, 9), Some((3, 4)));
+        assert_eq!(evidence_range(&e, 3, 4), Some((3, 4)));
+        // Partly outside, wholly outside, reversed, negative, huge: none is bound.
         for (first, last) in [
-            (i64::MIN, i64::MAX),
+            (3, 15),
+            (1, 4),
+            (50, 60),
+            (99_999, 100_000),
+            (7, 5),
+            (-1, 0),
             (-5, -1),
+            (i64::MIN, i64::MAX),
             (i64::MAX, i64::MAX),
-            (-1, 3),
         ] {
             e.first = first;
             e.last = last;
-            let (a, b) = evidence_range(&e, 2, 9);
-            assert!(2 <= a && a <= b && b <= 9, "{first}..{last} gave {a}..{b}");
+            assert_eq!(evidence_range(&e, 2, 9), None, "{first}..{last}");
         }
     }
 }

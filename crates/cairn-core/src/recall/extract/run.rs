@@ -99,6 +99,11 @@ pub struct RunReport {
     pub units: u32,
     /// New entries.
     pub entries: u32,
+    /// New entries whose cited records lie outside the unit the model was shown (or run
+    /// backwards): a protocol violation, so each is bound to the whole unit with a note saying
+    /// so (its `provenance_note`, shown where a reviewer reads it), never silently.
+    #[serde(default)]
+    pub evidence_out_of_unit: u32,
     /// Model calls made (splits included).
     pub calls: u32,
     pub usage: Usage,
@@ -439,12 +444,13 @@ impl Pass<'_> {
                 &raw,
             );
             match committed {
-                Ok(Commit::Written { new_entries: n, .. }) => {
+                Ok((Commit::Written { new_entries: n, .. }, noted)) => {
                     new_entries += n;
                     {
                         let mut r = rep();
                         r.units += 1;
                         r.entries += n;
+                        r.evidence_out_of_unit += noted;
                     }
                     self.progress.event(&Event::UnitDone {
                         session_key: cand.key.clone(),
@@ -454,7 +460,7 @@ impl Pass<'_> {
                     });
                 }
                 // Another pass moved this session on; it owns it now.
-                Ok(Commit::Conflict) => return,
+                Ok((Commit::Conflict, _)) => return,
                 Err(e) => return fail(e.to_string()),
             }
         }
@@ -530,7 +536,7 @@ impl Pass<'_> {
         unit_digest: &str,
         content_digest: &str,
         raw: &[RawEntry],
-    ) -> Result<Commit> {
+    ) -> Result<(Commit, u32)> {
         let now = crate::clock::now();
         let mut store = lock(self.db);
         let path = store.path().to_owned();
@@ -540,15 +546,26 @@ impl Pass<'_> {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(dbe)?;
         let mut entries = Vec::with_capacity(raw.len());
+        // Entries whose citation was not taken as written, and why.
+        let mut notes: Vec<(String, String)> = Vec::new();
         for (j, r) in raw.iter().enumerate() {
-            let (a, b) = output::evidence_range(r, unit.start, unit.end);
+            let id = entry_id(fp, &info.key, unit_digest, j);
+            let cited = output::evidence_range(r, unit.start, unit.end)
+                .filter(|&(a, b)| evidence::bind(&tx, info.id, &info.key, a, b, &[], "").is_ok());
+            let (a, b) = match cited {
+                Some(range) => range,
+                None => {
+                    notes.push((
+                        id.clone(),
+                        output::out_of_unit_note(r, unit.start, unit.end),
+                    ));
+                    (unit.start, unit.end)
+                }
+            };
             let snippet = snippet(messages, a, b);
-            let bound =
-                evidence::bind(&tx, info.id, &info.key, a, b, &[], &snippet).or_else(|_| {
-                    evidence::bind(&tx, info.id, &info.key, unit.start, unit.end, &[], &snippet)
-                })?;
+            let bound = evidence::bind(&tx, info.id, &info.key, a, b, &[], &snippet)?;
             entries.push(NewEntry {
-                id: entry_id(fp, &info.key, unit_digest, j),
+                id,
                 entry_type: r.entry_type,
                 scope: EntryScope::Project,
                 status: Status::Archived,
@@ -579,6 +596,15 @@ impl Pass<'_> {
             });
         }
         let outcome = xstore::commit_unit(&tx, fp, info.id, u, content_digest, &entries, &now)?;
+        if outcome != Commit::Conflict {
+            for (id, note) in &notes {
+                tx.execute(
+                    "UPDATE recall_entries SET provenance_note = ?2 WHERE id = ?1",
+                    rusqlite::params![id, note],
+                )
+                .map_err(dbe)?;
+            }
+        }
         if outcome == Commit::Conflict {
             tx.rollback().map_err(dbe)?;
         } else {
@@ -588,7 +614,7 @@ impl Pass<'_> {
                 (self.committed)(entries.into_iter().map(|e| e.id).collect());
             }
         }
-        Ok(outcome)
+        Ok((outcome, notes.len() as u32))
     }
 }
 
