@@ -336,6 +336,95 @@ fn an_export_carries_no_secret_escape_markup_or_home_and_says_what_it_left_out()
     assert!(!all.contains("cut at"));
 }
 
+/// A key split across two records: its start ends one message and the rest starts the next,
+/// and a token split between a command and its output. Extraction fails such a session closed;
+/// every export format marks each piece where it stands (issue: `export` shipped both halves).
+#[test]
+fn a_secret_split_across_two_records_is_marked_in_both_in_every_format() {
+    let env = synced();
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: serde_json::Value| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "split-export",
+               "timestamp": "2026-03-01T10:00:00Z", "cwd": "/home/marco/projects/spotter", "gitBranch": "master",
+               "isSidechain": false, "userType": "external",
+               "message": {"role": kind, "content": content}})
+        .to_string()
+    };
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    let lines = [
+        line("u1", None, "user", json!("Rotate the access id")),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            text("The new id begins AKIAZ7Q4N2M8"),
+        ),
+        line("a2", Some("a1"), "assistant", text("K3T6W1XR ends it")),
+        line(
+            "a3",
+            Some("a2"),
+            "assistant",
+            json!([{"type": "tool_use", "id": "t1", "name": "Bash",
+                    "input": {"command": "printf ghp_R4nd0mT0k3nV4lu3F0"}}]),
+        ),
+        line(
+            "r1",
+            Some("a3"),
+            "user",
+            json!([{"type": "tool_result", "tool_use_id": "t1", "content": "rT3st1ngAbCdEf1234 printed"}]),
+        ),
+        line("u2", Some("r1"), "user", json!("thanks")),
+    ];
+    std::fs::write(
+        env.claude().join("-home-USER-projects-spotter/split.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    let halves = [
+        "AKIAZ7Q4N2M8",
+        "K3T6W1XR",
+        "ghp_R4nd0mT0k3nV4lu3F0",
+        "rT3st1ngAbCdEf1234",
+    ];
+    for format in ["md", "html", "json", "atif"] {
+        let out = export(&env, &["split-export", "--format", format]);
+        for half in halves {
+            assert!(!out.contains(half), "{format}: {half} left in\n{out}");
+        }
+        // The export still works: the rest of each record is there, each piece marked.
+        assert!(
+            out.contains("The new id begins [REDACTED:aws-access-key]"),
+            "{format}\n{out}"
+        );
+        assert!(
+            out.contains("[REDACTED:aws-access-key] ends it"),
+            "{format}\n{out}"
+        );
+        assert!(
+            out.contains("[REDACTED:github-pat] printed"),
+            "{format}\n{out}"
+        );
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(doc["left_out"]["secrets_split"], 2);
+            assert_eq!(doc["left_out"]["redactions"]["aws-access-key"], 2);
+            // The turn's previews repeat the records' text: marked there too.
+            assert_eq!(
+                doc["turns"][0]["turn"]["assistant_preview"]
+                    .as_str()
+                    .map(|p| p.contains("ghp_") || p.contains("K3T6")),
+                Some(false),
+                "{out}"
+            );
+        } else {
+            assert!(
+                out.contains("2 secrets split across records are marked in each of them."),
+                "{format}: the trailer says so\n{out}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
     let env = synced();

@@ -526,6 +526,99 @@ fn dry_run_shows_the_slice_and_the_prompt_without_running_anything() {
     }
 }
 
+/// `sessions --branch` lists the sessions that recorded a branch; a report counts those linked
+/// to it by their work. The dry run says so, with how many it leaves out and the flag that
+/// includes them, as the real run's error does (the dry run said only "Sessions: 0").
+#[test]
+fn a_branch_slice_says_which_sessions_it_counts_and_include_weak_adds_the_rest() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let recorded = env.json(&["sessions", "--branch", "master"]);
+    let recorded = recorded.as_array().unwrap().len();
+    assert!(recorded >= 1, "the fixtures record branch master");
+    fn dry<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["insights", "generate", "--dry-run", "--branch", "master"];
+        args.extend_from_slice(&WIDE);
+        args.extend_from_slice(&["--automation", "include"]);
+        args.extend_from_slice(extra);
+        args
+    }
+    let v = env.json(&dry(&[]));
+    assert_eq!(v["sessions_total"], 0, "{v}");
+    assert_eq!(v["weak_sessions"], recorded as u64, "{v}");
+    let human = env.ok(&dry(&[]));
+    assert!(
+        human.contains("Sessions: 0")
+            && human.contains("not those that only recorded it or ran while it was checked out")
+            && human.contains(&format!(
+                "{recorded} session{} left out, --include-weak includes them",
+                if recorded == 1 { "" } else { "s" }
+            )),
+        "{human}"
+    );
+    // The real run refuses the empty slice the same way.
+    let mut run = vec!["insights", "generate", "--branch", "master"];
+    run.extend_from_slice(&WIDE);
+    run.extend_from_slice(&["--automation", "include"]);
+    let out = env.run(&run);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--include-weak includes them"), "{err}");
+    // --include-weak reads them.
+    let v = env.json(&dry(&["--include-weak"]));
+    assert_eq!(v["sessions_total"], recorded as u64, "{v}");
+    assert_eq!(v["slice"]["include_weak"], true, "{v}");
+    let human = env.ok(&dry(&["--include-weak"]));
+    assert!(
+        human.contains(&format!("Sessions: {recorded}"))
+            && human.contains("only recorded it or ran while it was checked out"),
+        "{human}"
+    );
+    // It means something only with a branch.
+    let mut alone = vec!["insights", "generate", "--dry-run", "--include-weak"];
+    alone.extend_from_slice(&WIDE);
+    assert_eq!(env.run(&alone).status.code(), Some(2));
+}
+
+/// A model server that never answers: the message names the key `[insights]` takes
+/// (`timeout_secs`), not a server table's `timeout`; and writing `timeout` there is refused by
+/// every command with the key it means.
+#[test]
+fn a_silent_endpoint_and_a_wrong_timeout_key_name_insights_timeout_secs() {
+    use crate::fake_llm::FakeLlm;
+    let fake = FakeLlm::start(None);
+    fake.hold_after(0);
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let base = format!("[insights]\nendpoint = \"{}\"\nmodel = \"m\"\n", fake.url());
+    config(&env, &format!("{base}timeout_secs = 1\n"));
+    let mut args = vec!["insights", "generate"];
+    args.extend_from_slice(&WIDE);
+    let out = env.run(&args);
+    fake.release();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("gave no answer within 1 s")
+            && err.contains("raise `timeout_secs` under [insights]")
+            && !err.contains("server's `timeout`"),
+        "{err}"
+    );
+    config(&env, &format!("{base}timeout = \"3s\"\n"));
+    for cmd in [&["sync"][..], &["insights", "list"][..]] {
+        let out = env.run(cmd);
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("unknown field `timeout`") && err.contains("did you mean `timeout_secs`"),
+            "{cmd:?}: {err}"
+        );
+    }
+    let doctor = env.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(text.contains("did you mean `timeout_secs`"), "{text}");
+}
+
 const KEY_VAR: &str = "CAIRN_TEST_LLM_KEY";
 const KEY: &str = "test-key-insights-71c2";
 

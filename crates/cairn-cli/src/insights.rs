@@ -30,9 +30,14 @@ pub enum InsightsCommand {
         /// Only sessions of this agent.
         #[arg(long, value_enum)]
         agent: Option<crate::AgentArg>,
-        /// Only sessions related to this branch.
+        /// Only sessions related to this branch by their work (a commit, an edit, a person's
+        /// link).
         #[arg(long)]
         branch: Option<String>,
+        /// With --branch: also the sessions that only recorded the branch or ran while it was
+        /// checked out (as `cairn sessions --branch` and `skim --include-weak` list them).
+        #[arg(long, requires = "branch")]
+        include_weak: bool,
         /// Scripted sessions (`claude -p`, `codex exec`): include, exclude (default) or only.
         #[arg(long, default_value = "exclude")]
         automation: String,
@@ -128,6 +133,7 @@ pub fn run(
             project,
             agent,
             branch,
+            include_weak,
             automation,
             teammates,
             template,
@@ -145,6 +151,7 @@ pub fn run(
                     project,
                     agent,
                     branch,
+                    include_weak,
                     automation: Automation::parse(&automation)?,
                     teammates,
                 },
@@ -170,6 +177,11 @@ pub fn run(
                         "Prompt: {} characters, {} pieces redacted",
                         preview.prompt_chars, preview.redactions
                     )?;
+                    if let Some(note) =
+                        cairn_core::insights::branch_note(&preview.slice, preview.weak_sessions)
+                    {
+                        writeln!(out, "Branch: {}.", clean(&note))?;
+                    }
                     writeln!(out, "Generator: {}", clean(&preview.generator.backend))?;
                     writeln!(out, "{}", teammates_line(&preview))?;
                     if let Some(id) = preview.cached_id {

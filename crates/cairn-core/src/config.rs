@@ -28,6 +28,7 @@ use crate::agent::Agent;
 use crate::error::{Error, Result};
 
 mod extract;
+mod hint;
 mod server;
 mod sources;
 mod team;
@@ -234,7 +235,11 @@ impl Config {
         }
         let config: Config = toml::from_str(text).map_err(|e| Error::Config {
             path: path.to_owned(),
-            message: e.to_string().replace('\n', " ").trim().to_owned(),
+            message: format!(
+                "{}{}",
+                e.to_string().replace('\n', " ").trim(),
+                hint::unknown_key(e.message()).unwrap_or_default()
+            ),
         })?;
         if config.embeddings.provider == EmbeddingsProvider::Endpoint
             && (config
@@ -606,5 +611,34 @@ session_start_tokens = 200 # short briefs
             err.contains("/d/config.toml") && err.contains("modle"),
             "{err}"
         );
+    }
+
+    /// `timeout` is a server table's key and `timeout_secs` `[insights]`' (and an agent's): the
+    /// file stays strict, and the message names the key that table takes.
+    #[test]
+    fn an_unknown_key_comes_with_the_key_it_likely_means() {
+        let err = |text: &str| {
+            Config::parse(text, Path::new("/d/config.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err(
+            "[insights]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\ntimeout = \"3s\"\n",
+        );
+        assert!(
+            e.contains("/d/config.toml")
+                && e.contains("unknown field `timeout`")
+                && e.contains("did you mean `timeout_secs` (whole seconds"),
+            "{e}"
+        );
+        let e = err(
+            "[recall.extract.servers.local]\nendpoint = \"http://127.0.0.1:9/v1\"\ntimeout_secs = 3\n",
+        );
+        assert!(
+            e.contains("did you mean `timeout` (a duration, e.g. timeout = \"10m\")"),
+            "{e}"
+        );
+        let e = err("[agent.claude]\ntimeout = 30\n");
+        assert!(e.contains("did you mean `timeout_secs`"), "{e}");
     }
 }

@@ -160,6 +160,11 @@ pub struct Preview {
     /// text goes to the generator) when the slice asks for them, else left out.
     #[serde(default)]
     pub teammates_sessions: u32,
+    /// With a branch: sessions in the slice's time and filters related to it only weakly
+    /// (they recorded it or ran while it was checked out), included when the slice asks for
+    /// them (`include_weak`), else left out. See [`branch_note`].
+    #[serde(default)]
+    pub weak_sessions: u32,
     /// A stored report that answers this exactly (shown instead unless forced).
     pub cached_id: Option<i64>,
     /// The exact text that would be sent.
@@ -270,6 +275,10 @@ pub fn preview(
         .slice
         .teammates_in(conn)
         .map_err(|e| crate::store::db_err(data_dir, e))?;
+    let weak_sessions = p
+        .slice
+        .weak_in(conn)
+        .map_err(|e| crate::store::db_err(data_dir, e))?;
     Ok(Preview {
         slice_label: p.slice.label(),
         slice: p.slice,
@@ -280,8 +289,36 @@ pub fn preview(
         prompt_chars: p.prompt.chars().count() as u32,
         redactions: p.material.redactions as u32,
         teammates_sessions,
+        weak_sessions,
         cached_id,
         prompt: p.prompt,
+    })
+}
+
+/// What `--branch` counts, said wherever a slice with a branch is shown (the dry run, the
+/// desktop's preview, the error of an empty slice): the sessions linked to the branch by their
+/// work, and the `weak` ones that only recorded it or ran while it was checked out, left out
+/// unless `--include-weak` (`include_weak`) asks for them. `None` without a branch.
+pub fn branch_note(slice: &Slice, weak: u32) -> Option<String> {
+    let branch = slice
+        .branch
+        .as_deref()?
+        .trim_start_matches("ref:refs/heads/");
+    let sessions = |n: u32| crate::text::plural(n, "session");
+    Some(if slice.include_weak {
+        format!(
+            "--include-weak: the sessions linked to branch {branch} by a commit, an edit or a person, and {} that only recorded it or ran while it was checked out",
+            sessions(weak)
+        )
+    } else if weak == 0 {
+        format!(
+            "--branch counts the sessions linked to branch {branch} by a commit, an edit or a person, not those that only recorded it or ran while it was checked out (none here)"
+        )
+    } else {
+        format!(
+            "--branch counts the sessions linked to branch {branch} by a commit, an edit or a person, not those that only recorded it or ran while it was checked out: {} left out, --include-weak includes them",
+            sessions(weak)
+        )
     })
 }
 
@@ -308,11 +345,10 @@ pub fn plan(
     if p.material.session_keys.is_empty() {
         // The branch filter is the one that surprises: `sessions --branch` lists the sessions
         // that recorded a branch; a report reads those linked to it by their work.
-        let branch = if p.slice.branch.is_some() {
-            " (--branch counts the sessions linked to the branch by a commit, an edit or a person, not those that only recorded it or ran while it was checked out)"
-        } else {
-            ""
-        };
+        let weak = p.slice.weak_in(conn).map_err(db)?;
+        let branch = branch_note(&p.slice, weak)
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
         return Err(Error::Invalid(format!(
             "no sessions in the slice ({}): widen --since/--until or drop a filter{branch}",
             p.slice.label()

@@ -63,7 +63,13 @@ pub fn from_config(
         allow_http: config.allow_http,
     }
     .resolve(config_path, "insights")?;
-    let server = crate::llm::Server { timeout, ..server };
+    let server = crate::llm::Server {
+        timeout,
+        timeout_setting: Some(
+            "`timeout_secs` under [insights] (whole seconds, e.g. timeout_secs = 1200)".to_owned(),
+        ),
+        ..server
+    };
     let generator =
         EndpointGenerator::new(&server, model).map_err(|e| bad(format!("[insights]: {e}")))?;
     Ok(Some(generator))

@@ -313,6 +313,7 @@ mod tests {
                 project: None,
                 agent: None,
                 branch: None,
+                include_weak: false,
                 automation: Default::default(),
                 teammates: false,
             },

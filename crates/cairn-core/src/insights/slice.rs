@@ -59,8 +59,12 @@ pub struct SliceRequest {
     pub project: Option<String>,
     pub agent: Option<Agent>,
     /// A branch name (`feature/login`) or branch key (`ref:refs/heads/feature/login`): only
-    /// sessions related to it by strong evidence.
+    /// sessions related to it by strong evidence (a commit, an edit, a person's link).
     pub branch: Option<String>,
+    /// With `branch`: also the sessions only weakly related to it, that recorded it or ran
+    /// while it was checked out (`skim --include-weak`'s sessions). Off by default.
+    #[serde(default)]
+    pub include_weak: bool,
     #[serde(default)]
     pub automation: Automation,
     /// Include teammates' sessions pulled here (`cairn pull` of `publish --full`): their
@@ -81,6 +85,10 @@ pub struct Slice {
     pub project: Option<String>,
     pub agent: Option<Agent>,
     pub branch: Option<String>,
+    /// The branch's weakly related sessions are in it (see [`SliceRequest::include_weak`]);
+    /// never without a branch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_weak: bool,
     pub automation: Automation,
     /// Teammates' pulled sessions are in it (see [`SliceRequest::teammates`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -144,6 +152,7 @@ impl Slice {
                 .filter(|p| !p.is_empty())
                 .map(str::to_owned),
             agent: req.agent,
+            include_weak: req.include_weak && branch.is_some(),
             branch,
             automation: req.automation,
             teammates: req.teammates,
@@ -189,8 +198,13 @@ impl Slice {
         }
         if let Some(b) = &self.branch {
             parts.push(format!(
-                "branch {}",
-                b.trim_start_matches("ref:refs/heads/")
+                "branch {}{}",
+                b.trim_start_matches("ref:refs/heads/"),
+                if self.include_weak {
+                    " with the sessions that only ran on it"
+                } else {
+                    ""
+                }
             ));
         }
         match self.automation {
@@ -207,19 +221,46 @@ impl Slice {
     /// The top-level sessions in the slice (sub-agents count as part of their parent), oldest
     /// first: row ids.
     pub fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<i64>> {
-        self.sessions_with(conn, self.teammates)
+        self.sessions_with(conn, self.teammates, self.include_weak)
     }
 
     /// How many teammates' pulled sessions the slice would hold with them included, and left
     /// out as it is: what the preview says.
     pub fn teammates_in(&self, conn: &Connection) -> rusqlite::Result<u32> {
-        let all = self.sessions_with(conn, true)?.len();
-        let own = self.sessions_with(conn, false)?.len();
+        let all = self.sessions_with(conn, true, self.include_weak)?.len();
+        let own = self.sessions_with(conn, false, self.include_weak)?.len();
         Ok(all.saturating_sub(own) as u32)
     }
 
-    fn sessions_with(&self, conn: &Connection, teammates: bool) -> rusqlite::Result<Vec<i64>> {
+    /// How many sessions of the slice's time and filters are related to its branch only
+    /// weakly (they recorded it, or ran while it was checked out): included when the slice
+    /// asks for them, else left out. 0 without a branch.
+    pub fn weak_in(&self, conn: &Connection) -> rusqlite::Result<u32> {
+        if self.branch.is_none() {
+            return Ok(0);
+        }
+        let all = self.sessions_with(conn, self.teammates, true)?.len();
+        let strong = self.sessions_with(conn, self.teammates, false)?.len();
+        Ok(all.saturating_sub(strong) as u32)
+    }
+
+    fn sessions_with(
+        &self,
+        conn: &Connection,
+        teammates: bool,
+        weak: bool,
+    ) -> rusqlite::Result<Vec<i64>> {
         let linked = match &self.branch {
+            Some(branch) if weak => {
+                let mut ids: Vec<i64> =
+                    git::target_links(conn, std::slice::from_ref(branch), None)?
+                        .into_iter()
+                        .map(|l| l.session_id)
+                        .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                Some(ids)
+            }
             Some(branch) => Some(git::sessions_strongly_linked(conn, branch)?),
             None => None,
         };

@@ -152,6 +152,8 @@ pub struct Client {
     agent: ureq::Agent,
     /// How long one request may take, named when it runs out.
     timeout: Duration,
+    /// Where the config sets that (see [`Server::timeout_setting`]), named with it.
+    timeout_setting: Option<String>,
     /// Retry ladder; tests shorten it.
     pub retry: RetryPolicy,
     /// Response size cap.
@@ -197,6 +199,7 @@ impl Client {
             api_key,
             agent,
             timeout: server.timeout,
+            timeout_setting: server.timeout_setting.clone(),
             retry: RetryPolicy::default(),
             max_response_bytes: MAX_RESPONSE_BYTES,
         })
@@ -420,9 +423,15 @@ impl Client {
         let mut resp = match sent {
             Ok(r) => r,
             Err(ureq::Error::Timeout(_)) => {
+                let fix = match &self.timeout_setting {
+                    Some(setting) => {
+                        format!("for a slow model, raise {setting} in config.toml")
+                    }
+                    None => "no setting changes this wait: check that the server is running and not stuck".to_owned(),
+                };
                 return Attempt::Retry(
                     LlmError::Unreachable(format!(
-                        "{at} gave no answer within {} s (raise the server's `timeout` for a slow model)",
+                        "{at} gave no answer within {} s ({fix})",
                         self.timeout.as_secs_f64()
                     )),
                     None,

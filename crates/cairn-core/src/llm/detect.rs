@@ -292,6 +292,7 @@ fn server(kind: &str, label: &str, port: u16) -> Option<DetectedGenerator> {
                 endpoint,
                 api_key_env: String::new(),
                 timeout: MODELS_TIMEOUT,
+                timeout_setting: None,
             })
             .map_err(|e| e.to_string())?;
             client.retry.max_attempts = 1;

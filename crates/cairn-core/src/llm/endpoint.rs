@@ -29,6 +29,10 @@ pub struct Server {
     /// The variable to read the key from at client construction (empty = no key).
     pub api_key_env: String,
     pub timeout: Duration,
+    /// Where a person raises `timeout`, said whole for a message (``"`timeout` under
+    /// [recall.extract.servers.local] (a duration, e.g. timeout = \"10m\")"``); `None` when no
+    /// key of the config sets it.
+    pub timeout_setting: Option<String>,
 }
 
 impl ServerConfig {
@@ -98,10 +102,17 @@ impl ServerConfig {
                 Err(m) => return Err(bad("timeout", m)),
             },
         };
+        // Only a `[….servers.<name>]` table is written as a `ServerConfig`, `timeout` and all;
+        // a feature that builds one from keys of its own table (`[insights]`, `[embeddings]`)
+        // names its own timeout key, or has none.
+        let timeout_setting = key
+            .contains(".servers.")
+            .then(|| format!("`timeout` under [{key}] (a duration, e.g. timeout = \"10m\")"));
         Ok(Server {
             endpoint,
             api_key_env: env.to_owned(),
             timeout,
+            timeout_setting,
         })
     }
 }
@@ -345,6 +356,27 @@ mod tests {
             ..Default::default()
         }
         .resolve(Path::new("/d/config.toml"), "recall.extract.servers.main")
+    }
+
+    /// A timeout's message names the key of the table the server is written in: a server
+    /// table's `timeout`; none for a feature that builds the server from keys of its own.
+    #[test]
+    fn the_timeout_is_named_where_the_config_sets_it() {
+        let setting = server("http://127.0.0.1:1/v1", false)
+            .unwrap()
+            .timeout_setting
+            .unwrap_or_default();
+        assert!(
+            setting.starts_with("`timeout` under [recall.extract.servers.main]"),
+            "{setting}"
+        );
+        let embeddings = ServerConfig {
+            endpoint: "http://127.0.0.1:1/v1".into(),
+            ..Default::default()
+        }
+        .resolve(Path::new("/d/config.toml"), "embeddings")
+        .unwrap();
+        assert_eq!(embeddings.timeout_setting, None);
     }
 
     /// A key pasted where its variable's name goes is refused and never repeated.

@@ -7,7 +7,9 @@
 //!    ([`LlmError::Refused`]): the guard fails closed rather than trusting step 1.
 //!
 //! [`check_joined`] covers what per-string scanning cannot see: a secret split across two
-//! transcript records. It scans the pieces concatenated without separators.
+//! transcript records. It scans the pieces concatenated without separators; [`joined_secrets`]
+//! is that scan, saying where each secret's pieces lie, for a caller that marks them instead of
+//! refusing (an export, `views::export`).
 
 use crate::archive::redact::{Confidence, Redactor};
 
@@ -91,15 +93,52 @@ impl Outbound {
     }
 }
 
+/// A definite secret found in pieces joined as [`check_joined`] joins them, and where it lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JoinedSecret {
+    /// The rule that found it (`aws-access-key`, …).
+    pub rule: &'static str,
+    /// Each piece holding part of it: the index of the piece in the `parts` given and the byte
+    /// range within that piece (as given, before trimming). Two or more for a secret split
+    /// across pieces; one for a secret a single piece holds whole.
+    pub pieces: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+/// Scan `parts` joined with no separator (each trimmed, as a reader running one record's text
+/// into the next would see them): every definite secret, in the order the scanner finds them,
+/// with the pieces it lies in. The one scan behind [`check_joined`] and an export's marking.
+pub fn joined_secrets(parts: &[&str]) -> Vec<JoinedSecret> {
+    let mut joined = String::new();
+    // For each part: where its trimmed text starts in `joined`, how much it lost in front, and
+    // its trimmed length.
+    let mut placed = Vec::with_capacity(parts.len());
+    for p in parts {
+        let kept = p.trim();
+        placed.push((joined.len(), p.len() - p.trim_start().len(), kept.len()));
+        joined.push_str(kept);
+    }
+    Redactor::global()
+        .scan_text(&joined)
+        .into_iter()
+        .filter(|f| f.confidence == Confidence::Definite)
+        .map(|f| JoinedSecret {
+            rule: f.rule,
+            pieces: placed
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(at, front, len))| {
+                    let (start, end) = (f.start.max(at), f.end.min(at + len));
+                    (start < end).then(|| (i, start - at + front..end - at + front))
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 /// Scan `parts` joined with no separator: a definite secret split across two pieces (two
 /// records of a transcript) shows up here although neither piece holds it. Fails closed.
 pub fn check_joined(parts: &[&str]) -> Result<(), LlmError> {
-    let joined: String = parts.iter().map(|p| p.trim()).collect();
-    match Redactor::global()
-        .scan_text(&joined)
-        .into_iter()
-        .find(|f| f.confidence == Confidence::Definite)
-    {
+    match joined_secrets(parts).first() {
         Some(f) => Err(LlmError::Refused(format!(
             "a secret (rule {}) spans two transcript records; redact it in the transcript or leave this session out",
             f.rule
@@ -159,5 +198,27 @@ mod tests {
             check_joined(&["the key is ghp_EXAMPLE0000000000", "0000000000000000000"]).is_err()
         );
         assert!(check_joined(&["first message", "second message"]).is_ok());
+    }
+
+    #[test]
+    fn a_split_secret_is_found_in_each_of_its_pieces_as_given() {
+        let parts = [
+            "no secret here",
+            "  the id begins AKIAZ7Q4N2M8 \n",
+            "",
+            "\tK3T6W1XR ends it",
+        ];
+        let found = joined_secrets(&parts);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, "aws-access-key");
+        let pieces: Vec<&str> = found[0]
+            .pieces
+            .iter()
+            .map(|(i, r)| &parts[*i][r.clone()])
+            .collect();
+        assert_eq!(pieces, ["AKIAZ7Q4N2M8", "K3T6W1XR"]);
+        assert_eq!(found[0].pieces[0].0, 1);
+        assert_eq!(found[0].pieces[1].0, 3);
+        assert!(joined_secrets(&["first message", "second message"]).is_empty());
     }
 }

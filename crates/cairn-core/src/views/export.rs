@@ -6,6 +6,12 @@
 //! sequences and control characters removed, secrets redacted, the home directory written as
 //! `~`. Tool output longer than [`ExportOptions::max_output_bytes`] is cut. The document says
 //! what it left out ([`LeftOut`]): redactions by kind, outputs cut and their bytes.
+//!
+//! A secret no single string holds, split across two records (`AKIA…` ending one message and
+//! the rest starting the next), is found by the scan extraction refuses such a session with
+//! ([`crate::llm::outbound::joined_secrets`], over the records' text in the order a reader
+//! reads it) and each piece is marked `[REDACTED:<rule>]` where it stands, in the records and
+//! in their turn's previews: the export still works, and no reader can join the halves again.
 
 mod atif;
 mod html;
@@ -22,6 +28,7 @@ use crate::archive::sources::floor_char_boundary;
 use crate::archive::store as archive;
 pub(crate) use crate::archive::tool_input;
 use crate::error::{Error, Result};
+use crate::llm::outbound;
 
 pub use super::session::SessionDetail;
 pub use super::show::{RecordView, TimelineTurn};
@@ -198,6 +205,14 @@ pub struct LeftOut {
     pub compactions_not_exported: u32,
     /// Whether the home directory was written as `~`.
     pub home_written_as_tilde: bool,
+    /// Secrets split across two records (neither held it whole), each piece marked where it
+    /// stands; their markers are counted in `redactions` too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub secrets_split: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl LeftOut {
@@ -232,6 +247,12 @@ impl LeftOut {
             parts.push(match self.compactions_not_exported {
                 1 => "The agent's compaction transcript (its summary of the conversation so far) is not in this export.".to_owned(),
                 n => format!("{n} compaction transcripts (the agent's summaries of the conversation so far) are not in this export."),
+            });
+        }
+        if self.secrets_split > 0 {
+            parts.push(match self.secrets_split {
+                1 => "A secret split across two records is marked in each of them.".to_owned(),
+                n => format!("{n} secrets split across records are marked in each of them."),
             });
         }
         if self.home_written_as_tilde {
@@ -395,9 +416,11 @@ impl Document {
                 records: serde_json::from_value(records).map_err(bad)?,
             });
         }
+        let secrets_split = mark_split_secrets(&mut turns, &mut redactions);
         let mut left_out = LeftOut {
             redactions,
             home_written_as_tilde: tilde,
+            secrets_split,
             ..self.left_out
         };
         // Sub-agents were cleaned when they were built; their counts join the parent's.
@@ -408,6 +431,7 @@ impl Document {
             left_out.outputs_cut += sub.left_out.outputs_cut;
             left_out.output_bytes_cut += sub.left_out.output_bytes_cut;
             left_out.home_written_as_tilde |= sub.left_out.home_written_as_tilde;
+            left_out.secrets_split += sub.left_out.secrets_split;
         }
         Ok(Document {
             session: serde_json::from_value(session).map_err(bad)?,
@@ -552,6 +576,185 @@ fn tilde_home(s: &str, home: &str) -> (String, bool) {
     (out, seen)
 }
 
+/// Where one piece of the conversation's text stands in an export: a record's text, or the
+/// `n`th string of its tool input (the JSON it holds, as the writers decode it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Text {
+        turn: usize,
+        record: usize,
+    },
+    Input {
+        turn: usize,
+        record: usize,
+        n: usize,
+    },
+}
+
+/// Find the secrets the cleaned records hold only when read one after another (a key ending
+/// one message and going on in the next), with the scan extraction refuses such a session with
+/// ([`outbound::joined_secrets`]), and mark each piece `[REDACTED:<rule>]` where it stands; a
+/// piece is also marked in its turn's previews, which repeat the records' text. Returns how
+/// many such secrets were marked; each marker made is counted in `redactions`.
+fn mark_split_secrets(turns: &mut [ExportTurn], redactions: &mut BTreeMap<String, u32>) -> u32 {
+    let mut places = Vec::new();
+    let mut texts = Vec::new();
+    for (t, turn) in turns.iter().enumerate() {
+        for (r, record) in turn.records.iter().enumerate() {
+            if let Some(text) = &record.text {
+                places.push(Place::Text { turn: t, record: r });
+                texts.push(text.clone());
+            }
+            if let Some(input) = &record.tool_input {
+                match serde_json::from_str::<Value>(input) {
+                    Ok(v) => {
+                        let mut strings = Vec::new();
+                        json_strings(&v, &mut strings);
+                        for (n, s) in strings.into_iter().enumerate() {
+                            places.push(Place::Input {
+                                turn: t,
+                                record: r,
+                                n,
+                            });
+                            texts.push(s);
+                        }
+                    }
+                    // Not JSON: the text as it stands (cleaned whole, shown whole).
+                    Err(_) => {
+                        places.push(Place::Input {
+                            turn: t,
+                            record: r,
+                            n: usize::MAX,
+                        });
+                        texts.push(input.clone());
+                    }
+                }
+            }
+        }
+    }
+    let parts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // Only a secret split across pieces: one a single string holds whole is the cleaning's.
+    let split: Vec<outbound::JoinedSecret> = outbound::joined_secrets(&parts)
+        .into_iter()
+        .filter(|s| s.pieces.len() > 1)
+        .collect();
+    if split.is_empty() {
+        return 0;
+    }
+    // Per piece of text, the ranges to mark (with their rule); per turn, the pieces' text.
+    let mut marks: BTreeMap<usize, Vec<(std::ops::Range<usize>, &str)>> = BTreeMap::new();
+    let mut in_turn: BTreeMap<usize, Vec<(String, &str)>> = BTreeMap::new();
+    for secret in &split {
+        for (i, range) in &secret.pieces {
+            marks
+                .entry(*i)
+                .or_default()
+                .push((range.clone(), secret.rule));
+            let turn = match places[*i] {
+                Place::Text { turn, .. } | Place::Input { turn, .. } => turn,
+            };
+            in_turn
+                .entry(turn)
+                .or_default()
+                .push((texts[*i][range.clone()].to_owned(), secret.rule));
+        }
+    }
+    let mut inputs: BTreeMap<(usize, usize), BTreeMap<usize, String>> = BTreeMap::new();
+    for (i, ranges) in marks {
+        let (marked, made) = mark(&texts[i], ranges);
+        for rule in made {
+            *redactions.entry(rule.to_owned()).or_default() += 1;
+        }
+        match places[i] {
+            Place::Text { turn, record } => turns[turn].records[record].text = Some(marked),
+            Place::Input { turn, record, n } => {
+                inputs.entry((turn, record)).or_default().insert(n, marked);
+            }
+        }
+    }
+    for ((turn, record), strings) in inputs {
+        let input = &mut turns[turn].records[record].tool_input;
+        if let Some(whole) = strings.get(&usize::MAX) {
+            *input = Some(whole.clone());
+        } else if let Some(mut v) = input
+            .as_deref()
+            .and_then(|i| serde_json::from_str::<Value>(i).ok())
+        {
+            let mut n = 0;
+            replace_json_strings(&mut v, &mut n, &strings);
+            *input = Some(v.to_string());
+        }
+    }
+    for (turn, pieces) in in_turn {
+        let t = &mut turns[turn].turn;
+        for preview in [&mut t.user_preview, &mut t.assistant_preview]
+            .into_iter()
+            .flatten()
+        {
+            for (piece, rule) in &pieces {
+                if !piece.is_empty() {
+                    *preview = preview.replace(piece.as_str(), &format!("[REDACTED:{rule}]"));
+                }
+            }
+        }
+    }
+    u32::try_from(split.len()).unwrap_or(u32::MAX)
+}
+
+/// `text` with each of `ranges` replaced by its rule's marker (overlapping ranges as one), and
+/// the rules of the markers made.
+fn mark<'a>(
+    text: &str,
+    mut ranges: Vec<(std::ops::Range<usize>, &'a str)>,
+) -> (String, Vec<&'a str>) {
+    ranges.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
+    let mut out = String::with_capacity(text.len());
+    let mut made = Vec::new();
+    let mut at = 0;
+    for (range, rule) in ranges {
+        if range.end <= at {
+            continue;
+        }
+        let start = range.start.max(at);
+        out.push_str(&text[at..start]);
+        out.push_str(&format!("[REDACTED:{rule}]"));
+        made.push(rule);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    (out, made)
+}
+
+/// The string values of `v` in document order (object keys left out): what a writer shows of a
+/// tool input.
+fn json_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| json_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| json_strings(i, out)),
+        _ => {}
+    }
+}
+
+/// [`json_strings`]'s `n`th string replaced by `by[n]` where it has one (the same order).
+fn replace_json_strings(v: &mut Value, n: &mut usize, by: &BTreeMap<usize, String>) {
+    match v {
+        Value::String(s) => {
+            if let Some(new) = by.get(n) {
+                *s = new.clone();
+            }
+            *n += 1;
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|i| replace_json_strings(i, n, by)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|i| replace_json_strings(i, n, by)),
+        _ => {}
+    }
+}
+
 /// Count `[REDACTED:kind]` markers in `s`.
 fn count_markers(s: &str, into: &mut BTreeMap<String, u32>) {
     const OPEN: &str = "[REDACTED:";
@@ -634,6 +837,16 @@ mod tests {
             let e = TurnRange::parse(huge).unwrap_err().to_string();
             assert!(e.contains("past any session's last turn"), "{e}");
         }
+    }
+
+    #[test]
+    fn overlapping_pieces_make_one_marker() {
+        let (out, made) = mark(
+            "id AKIAZ7Q4N2M8 end",
+            vec![(3..15, "aws-access-key"), (5..9, "other"), (3..7, "other")],
+        );
+        assert_eq!(out, "id [REDACTED:aws-access-key] end");
+        assert_eq!(made, ["aws-access-key"]);
     }
 
     #[test]
