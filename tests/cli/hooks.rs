@@ -599,3 +599,156 @@ fn a_settings_file_with_a_byte_order_mark_is_named_for_it() {
         "\u{feff}{\"model\": \"opus\"}\n"
     );
 }
+
+/// An uninstall takes back what the install added, not only the hooks: a `hooks` object left
+/// empty goes (`"hooks": {}` stayed behind), a settings file the install made goes, and Codex's
+/// `codex_hooks` feature Cairn turned on is turned back once no hook needs it (it stayed on,
+/// unsaid). A feature a person set, or one another hook still needs, stays, and the uninstall
+/// says why.
+#[test]
+fn hooks_uninstall_takes_back_what_the_install_added() {
+    let env = Env::new();
+    let claude = env.home().join(".claude/settings.json");
+    std::fs::create_dir_all(claude.parent().unwrap()).unwrap();
+    let before = "{\n  \"model\": \"opus\"\n}\n";
+    std::fs::write(&claude, before).unwrap();
+    env.ok(&["hooks", "install", "--agent", "claude"]);
+    env.ok(&["hooks", "uninstall", "--agent", "claude"]);
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), before);
+    std::fs::remove_file(&claude).unwrap();
+    env.ok(&["hooks", "install", "--agent", "claude"]);
+    let said = env.ok(&["hooks", "uninstall", "--agent", "claude"]);
+    assert!(
+        said.contains("held nothing else, so it is removed"),
+        "{said}"
+    );
+    assert!(!claude.exists());
+
+    // Codex from nothing: its hooks.json and the config holding only the feature go.
+    let hooks = env.home().join(".codex/hooks.json");
+    let config = env.home().join(".codex/config.toml");
+    env.ok(&["hooks", "install", "--agent", "codex"]);
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("codex_hooks = true")
+    );
+    let dry = env.ok(&["hooks", "uninstall", "--agent", "codex", "--dry-run"]);
+    assert!(
+        dry.contains("would take back `codex_hooks = true`"),
+        "{dry}"
+    );
+    assert!(config.exists() && hooks.exists(), "a dry run wrote");
+    let said = env.ok(&["hooks", "uninstall", "--agent", "codex"]);
+    assert!(said.contains("took back `codex_hooks = true`"), "{said}");
+    assert!(!hooks.exists() && !config.exists(), "{said}");
+
+    // A config of the person's own comes back byte for byte.
+    let own = "# mine\nmodel = \"o3\"\n\n[features]\nweb_search = true # on\n\n[mcp_servers.x]\ncommand = \"x\"\n";
+    std::fs::write(&config, own).unwrap();
+    env.ok(&["hooks", "install", "--agent", "codex"]);
+    env.ok(&["hooks", "uninstall", "--agent", "codex"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), own);
+
+    // Another hook still needs the feature: it stays, and the uninstall says so.
+    std::fs::write(
+        &hooks,
+        "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]}}\n",
+    )
+    .unwrap();
+    env.ok(&["hooks", "install", "--agent", "codex"]);
+    let said = env.ok(&["hooks", "uninstall", "--agent", "codex"]);
+    assert!(said.contains("stays: other hooks in"), "{said}");
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("codex_hooks = true")
+    );
+    assert!(
+        std::fs::read_to_string(&hooks)
+            .unwrap()
+            .contains("notify-send")
+    );
+
+    // Set by the person: theirs, left on.
+    std::fs::remove_file(&hooks).unwrap();
+    let theirs = "[features]\ncodex_hooks = true\n";
+    std::fs::write(&config, theirs).unwrap();
+    env.ok(&["hooks", "install", "--agent", "codex"]);
+    let said = env.ok(&["hooks", "uninstall", "--agent", "codex"]);
+    assert!(said.contains("stays: Cairn did not set it"), "{said}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), theirs);
+}
+
+/// A skill installed for an archive away from its default place names it in every command, so
+/// an agent following it reads that archive (it was the default one's skill, and `cairn skim`
+/// there found nothing); the dir is one shell word however it is spelled. Uninstalled, it is
+/// known as Cairn's and no copy is kept.
+#[test]
+fn a_skill_installed_for_an_archive_elsewhere_sends_the_agent_there() {
+    let env = Env::new().with_fixtures();
+    let data = env.root.path().join("it's my archive");
+    let run = |args: &[&str]| {
+        let out = env
+            .command()
+            .env_remove("CAIRN_DATA_DIR")
+            .arg("--data-dir")
+            .arg(&data)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["sync"]);
+    run(&["skills", "install", "--agent", "claude"]);
+    let skill = std::fs::read_to_string(env.home().join(".claude/skills/cairn/SKILL.md")).unwrap();
+    let commands: Vec<&str> = skill
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("cairn "))
+        .collect();
+    assert!(commands.len() >= 8, "{skill}");
+    let real = std::fs::canonicalize(&data).unwrap();
+    for command in &commands {
+        // As the agent's shell splits it: the archive is the word after --data-dir.
+        let words = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "printf '%s\\n' {}",
+                // `<name>` stands for a word the agent fills in.
+                command.replacen("cairn", "", 1).replace(['<', '>'], "_")
+            ))
+            .output()
+            .unwrap();
+        let words = String::from_utf8_lossy(&words.stdout).into_owned();
+        let words: Vec<&str> = words.lines().collect();
+        assert_eq!(
+            words[..2],
+            ["--data-dir", real.to_str().unwrap()],
+            "{command}"
+        );
+    }
+    // The agent runs the skill's command (a shell, no CAIRN_DATA_DIR): it finds the sessions.
+    let skim = commands.iter().find(|c| c.ends_with(" skim")).unwrap();
+    let sessions = skim.replacen("cairn", &format!("'{}'", env!("CARGO_BIN_EXE_cairn")), 1);
+    let sessions = format!("{} --json sessions", sessions.trim_end_matches(" skim"));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&sessions)
+        .env_clear()
+        .env("HOME", env.home())
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert!(
+        listed.as_array().is_some_and(|s| !s.is_empty()),
+        "{sessions}: {out:?}"
+    );
+    let said = run(&["skills", "uninstall", "--agent", "claude"]);
+    assert!(
+        said.contains("skill removed") && !said.contains("Backup"),
+        "{said}"
+    );
+}

@@ -414,6 +414,44 @@ fn a_moved_cairn_is_repointed_and_someone_elses_cairn_is_refused() {
     }
 }
 
+/// Gemini CLI and Qwen Code strip `//` and `/* */` comments from their settings before reading
+/// them: a commented settings file is valid, Cairn's server goes in with every comment where
+/// it was (one that looks like a server, braces and quotes in comments, `//` and `/*` in
+/// strings), and an uninstall gives the bytes back. Both were refused as "not valid JSON".
+#[test]
+fn gemini_and_qwen_settings_with_comments_keep_them_through_install_and_uninstall() {
+    let text = "{\n  // my theme, {\"dark\"} and 'quoted'\n  \"theme\": \"dark\", /* a } brace */\n  \"url\": \"http://example.com//a/*b*/\" // the last one\n  /* \"mcpServers\": {\"cairn\": {}} */\n}\n";
+    for agent in ["gemini", "qwen"] {
+        let env = Env::new();
+        let (_, real) = linked_config(&env, agent, text);
+        let said = env.ok(&["mcp", "install", "--agent", agent]);
+        assert!(said.contains("Added Cairn's MCP server"), "{said}");
+        let after = read(&real);
+        for comment in [
+            "// my theme, {\"dark\"} and 'quoted'",
+            "/* a } brace */",
+            "// the last one",
+            "/* \"mcpServers\": {\"cairn\": {}} */",
+        ] {
+            assert_eq!(after.matches(comment).count(), 1, "{comment}: {after}");
+        }
+        assert!(
+            after.contains(
+                "\"url\": \"http://example.com//a/*b*/\", // the last one\n  \"mcpServers\": {"
+            ),
+            "{after}"
+        );
+        let check = mcp_check(&env.json(&["doctor"]), agent);
+        assert_eq!(check["status"], "ok", "{check}");
+        assert_eq!(
+            env.json(&["mcp", "install", "--agent", agent])["changed"],
+            false
+        );
+        env.ok(&["mcp", "uninstall", "--agent", agent]);
+        assert_eq!(read(&real), text, "{agent}: uninstall after install");
+    }
+}
+
 #[test]
 fn hostile_configs_are_refused_with_the_file_and_the_fix_and_nothing_written() {
     let cases: &[(&str, &str, &str)] = &[
@@ -447,12 +485,22 @@ fn hostile_configs_are_refused_with_the_file_and_the_fix_and_nothing_written() {
             "{\"mcpServers\": {\"cairn\": {\"type\": \"local\", \"command\": [\"cairn\"], \"args\": [\"mcp\"]}}}",
             "not Cairn's server",
         ),
-        // Qwen Code reads comments in its settings; Cairn cannot keep them through an edit,
-        // so it does not try.
+        // Qwen Code reads comments in its settings (and Cairn keeps them), but not one that
+        // is never closed, nor a trailing comma; Claude Code reads plain JSON.
         (
             "qwen",
+            "{\n  /* my servers\n  \"mcpServers\": {}\n}\n",
+            "the `/*` comment on line 2 is never closed",
+        ),
+        (
+            "qwen",
+            "{\n  // my servers\n  \"mcpServers\": {},\n}\n",
+            "not valid JSON with comments",
+        ),
+        (
+            "claude",
             "{\n  // my servers\n  \"mcpServers\": {}\n}\n",
-            "not valid JSON",
+            "holds comments (`//` or `/* */`), which JSON does not allow",
         ),
         ("qwen", "{\"mcpServers\": null}", "must be an object"),
         (

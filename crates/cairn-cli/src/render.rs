@@ -573,6 +573,9 @@ pub fn hook_uninstall(out: &mut impl Write, r: &cairn_core::hooks::HookInstall) 
             )?;
         }
     }
+    for note in &r.notes {
+        writeln!(out, "Note: {}", clean(note))?;
+    }
     Ok(())
 }
 

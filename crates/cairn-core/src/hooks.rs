@@ -420,14 +420,20 @@ fn unchanged_since(path: &Path, before: &str) -> Result<bool> {
 /// [`install`] added, with the same backup, diff and retry when the agent writes the file
 /// meanwhile. Other hooks, and Cairn's hook for another agent, stay; settings without Cairn's
 /// hooks (or no settings file) are left as they are.
+///
+/// What the install added goes with it: a `hooks` object left empty, and the file itself when
+/// nothing else is in it (`{}`; not a symlink, whose target is the person's). For Codex, the
+/// `codex_hooks` feature Cairn turned on is turned back when no hook is left to need it; else
+/// a note says why it stays.
 pub fn uninstall(agent: Agent, home: &Path, dry_run: bool) -> Result<HookInstall> {
     require_hook(agent)?;
     let path = settings_path(agent, home);
-    unraced(&path, || {
+    let (mut done, left) = unraced(&path, || {
         let before = settings::read_text(&path)?;
         let mut all = events(agent).to_vec();
         all.push(SESSION_START);
         let after = settings::without_hooks(&path, &before, agent, &all)?;
+        let after = settings::without_emptied_hooks(&path, &before, after)?;
         let after = (after != before).then(|| after.into_owned());
         if let Some(after) = &after {
             let left = all.iter().any(|event| {
@@ -440,8 +446,134 @@ pub fn uninstall(agent: Agent, home: &Path, dry_run: bool) -> Result<HookInstall
                 )));
             }
         }
-        settle(agent, &path, before, after, |_| false, dry_run)
-    })
+        let gone = after.as_deref().is_some_and(empty_document) && !is_link(&path);
+        let left = after
+            .as_deref()
+            .is_some_and(|a| settings::any_hook(&path, a));
+        Ok(
+            settle(agent, &path, before, after, |_| false, dry_run, gone)?.map(|mut done| {
+                if gone {
+                    let verb = if dry_run { "would be" } else { "is" };
+                    done.notes.push(format!(
+                        "{} held nothing else, so it {verb} removed",
+                        done.path.display()
+                    ));
+                }
+                (done, left)
+            }),
+        )
+    })?;
+    if agent == Agent::Codex && done.changed {
+        let config = path.with_file_name("config.toml");
+        if let Some(change) = unraced(&config, || codex_hooks_back(&config, &path, left, dry_run))?
+        {
+            done.notes.push(change.note);
+            done.diff.push_str(&change.diff);
+        }
+    }
+    Ok(done)
+}
+
+/// Whether `path` is a symlink: a file it leads to is the person's, never removed.
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Whether a settings file's or config's text holds nothing: blank, or a JSON object without
+/// members (and without comments).
+pub(super) fn empty_document(text: &str) -> bool {
+    let text = text.trim();
+    text.is_empty()
+        || serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
+}
+
+/// After an uninstall took Cairn's hooks out of Codex's `hooks` (at `hooks`; `left`: other
+/// hooks are still in it), take back the `codex_hooks = true` Cairn set in its config at
+/// `config`, or say why it stays on. Nothing when the feature is not on. `None` when the file
+/// changed between the read and the write ([`unraced`]).
+fn codex_hooks_back(
+    config: &Path,
+    hooks: &Path,
+    left: bool,
+    dry_run: bool,
+) -> Result<Option<Option<FeatureChange>>> {
+    use codex_feature::Feature;
+    let say = |note: String| {
+        Ok(Some(Some(FeatureChange {
+            note,
+            diff: String::new(),
+        })))
+    };
+    let Ok(before) = settings::read_text(config) else {
+        return Ok(Some(None));
+    };
+    if codex_feature::state(config, &before) != Feature::On {
+        return Ok(Some(None));
+    }
+    let on = format!(
+        "`codex_hooks = true` under [features] in {}",
+        config.display()
+    );
+    if !codex_feature::set_by_cairn(&before) {
+        return say(format!(
+            "{on} stays: Cairn did not set it (or set it before it marked what it set), and other hooks may need it; take it out by hand if none does"
+        ));
+    }
+    if left {
+        return say(format!(
+            "{on}, which Cairn set, stays: other hooks in {} need it",
+            hooks.display()
+        ));
+    }
+    let after = match codex_feature::turned_off(config, &before) {
+        Ok(after) => after,
+        Err(e) => return say(e.to_string()),
+    };
+    let hide = mcp_config::hide_toml_secrets;
+    let diff = unified_diff(config, &hide(&before), &hide(&after));
+    let gone = after.trim().is_empty() && !is_link(config);
+    let emptied = if gone {
+        format!("; {} held nothing else, so it", config.display())
+    } else {
+        String::new()
+    };
+    if dry_run {
+        let emptied = if gone {
+            format!("{emptied} would be removed")
+        } else {
+            emptied
+        };
+        return Ok(Some(Some(FeatureChange {
+            note: format!(
+                "would take back {on}, which Cairn set (no hook is left to need it){emptied}"
+            ),
+            diff,
+        })));
+    }
+    if let Err(e) = not_protected(config) {
+        return say(format!("{e} (Cairn would take back {on}, which it set)"));
+    }
+    let written = if gone {
+        remove_edit(config, &before)?
+    } else {
+        write_edit(config, &before, &after)?
+    };
+    let Some(backup) = written else {
+        return Ok(None);
+    };
+    let emptied = if gone {
+        format!("{emptied} is removed")
+    } else {
+        emptied
+    };
+    Ok(Some(Some(FeatureChange {
+        note: format!(
+            "took back {on}, which Cairn set (no hook is left to need it){emptied}{}",
+            backup.map_or_else(String::new, |b| format!("; backup at {}", b.display()))
+        ),
+        diff,
+    })))
 }
 
 fn install_once(
@@ -473,13 +605,14 @@ fn install_once(
             )));
         }
     }
-    settle(agent, path, before, after, |c| c == command, dry_run)
+    settle(agent, path, before, after, |c| c == command, dry_run, false)
 }
 
 /// Report the change from `before` to `after` (`None`: no change) to `agent`'s settings at
-/// `path`, and unless `dry_run` write it, after a backup of `before`. `this` recognises the
-/// hook command being installed (none when uninstalling). `None` when the file changed since
-/// `before` was read: the caller reads it again ([`unraced`]).
+/// `path`, and unless `dry_run` write it, after a backup of `before` (`gone`: the file is
+/// removed instead, `after` holding nothing). `this` recognises the hook command being
+/// installed (none when uninstalling). `None` when the file changed since `before` was read:
+/// the caller reads it again ([`unraced`]).
 fn settle(
     agent: Agent,
     path: &Path,
@@ -487,6 +620,7 @@ fn settle(
     after: Option<String>,
     this: impl Fn(&str) -> bool + Copy,
     dry_run: bool,
+    gone: bool,
 ) -> Result<Option<HookInstall>> {
     let path = path.to_owned();
     let diff = match &after {
@@ -509,7 +643,12 @@ fn settle(
     );
     let mut backup = None;
     if let Some(after) = after.as_deref().filter(|_| !dry_run) {
-        match write_edit(&path, &before, after)? {
+        let written = if gone {
+            remove_edit(&path, &before)?
+        } else {
+            write_edit(&path, &before, after)?
+        };
+        match written {
             Some(kept) => backup = kept,
             None => return Ok(None),
         }
@@ -570,6 +709,32 @@ fn write_edit(path: &Path, before: &str, after: &str) -> Result<Option<Option<Pa
         }
     })?;
     Ok(Some(backup))
+}
+
+/// Remove the user's file at `path`, which held `before` when it was read and is left with
+/// nothing in it: a backup of `before` kept first. As [`write_edit`], `None` when the file
+/// changed since it was read (nothing is removed).
+fn remove_edit(path: &Path, before: &str) -> Result<Option<Option<PathBuf>>> {
+    not_protected(path)?;
+    let backup = if before.is_empty() {
+        None
+    } else {
+        Some(write_backup(path, before)?)
+    };
+    if !unchanged_since(path, before)? {
+        if let Some(b) = &backup {
+            let _ = std::fs::remove_file(b);
+        }
+        return Ok(None);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(Some(backup)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Some(backup)),
+        Err(e) => Err(Error::Write {
+            path: path.to_owned(),
+            source: e,
+        }),
+    }
 }
 
 /// Refuse to edit a file its owner made read-only (`chmod a-w`): a person saying "leave this
@@ -689,6 +854,54 @@ fn write_backup_in(original: &Path, text: &str, into: Option<&Path>) -> Result<P
 /// The skill that teaches an agent to catch up with Cairn (skim first, show to drill down).
 pub const SKILL: &str = include_str!("skill.md");
 
+/// How each command in the skill starts (in a code span), before [`skill_text`] names an
+/// archive in it.
+const SKILL_COMMAND: &str = "`cairn ";
+
+/// The skill as written for the archive in `data_dir` (`None`: the default place, [`SKILL`]).
+/// An agent reads the skill without this process's flags or environment, so every command in
+/// it names the archive (`cairn --data-dir <dir> skim`, the dir quoted for a POSIX shell as
+/// the hook's is), and a paragraph says why; else the agent's `cairn skim` read the default
+/// archive, empty or another one. A dir a code span cannot show (a backtick, a line break or
+/// another control character, bytes that are not UTF-8) is an error naming it.
+pub fn skill_text(data_dir: Option<&Path>) -> Result<String> {
+    let Some(dir) = data_dir else {
+        return Ok(SKILL.to_owned());
+    };
+    let shown = dir
+        .to_str()
+        .filter(|d| !d.chars().any(|c| c == '`' || c.is_control()));
+    let Some(shown) = shown else {
+        return Err(Error::Invalid(format!(
+            "the archive's folder {} has a character the skill cannot show in a command (a backtick, a line break, bytes that are not UTF-8); move the archive to a plain path (or pass --data-dir with one), then install the skill again",
+            crate::text::printable(&dir.to_string_lossy())
+        )));
+    };
+    let prefix = format!("`cairn --data-dir {} ", shell_quoted(shown));
+    let body = SKILL.replace(SKILL_COMMAND, &prefix);
+    let note = format!(
+        "This archive is not at Cairn's default place: every command below names it with\n`--data-dir {}` right after `cairn`. Keep that in each `cairn` command you run, or\nCairn reads another archive, which may be empty.\n\n",
+        shell_quoted(shown)
+    );
+    // Before the steps, after the paragraph that says what Cairn is.
+    let at = body.find("1. **").unwrap_or(body.len());
+    Ok(format!("{}{note}{}", &body[..at], &body[at..]))
+}
+
+/// Whether `text` is a skill Cairn wrote, for the default archive or another one: an
+/// uninstall keeps a copy of anything else (the person's edits).
+fn is_cairns_skill(text: &str) -> bool {
+    if text == SKILL {
+        return true;
+    }
+    let named = format!("{SKILL_COMMAND}--data-dir ");
+    let Some(at) = text.find(&named) else {
+        return false;
+    };
+    shell_word(&text[at + named.len()..])
+        .is_some_and(|(dir, _)| skill_text(Some(Path::new(&dir))).is_ok_and(|skill| skill == text))
+}
+
 /// What a skill install did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -717,13 +930,20 @@ pub fn skill_path(agent: Agent, home: &Path) -> PathBuf {
     base.join("skills").join("cairn").join("SKILL.md")
 }
 
-/// Write (or refresh) Cairn's skill for `agent`. Idempotent; written like the settings file (a
-/// symlink's target, its mode kept; a new file is 0644: it holds no secret).
-pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillInstall> {
+/// Write (or refresh) Cairn's skill for `agent`, its commands naming the archive in `data_dir`
+/// when it is not at the default place ([`skill_text`]). Idempotent; written like the settings
+/// file (a symlink's target, its mode kept; a new file is 0644: it holds no secret).
+pub fn install_skill(
+    agent: Agent,
+    home: &Path,
+    data_dir: Option<&Path>,
+    dry_run: bool,
+) -> Result<SkillInstall> {
     require_hook(agent)?;
+    let skill = skill_text(data_dir)?;
     let path = skill_path(agent, home);
     let existing = settings::read_text(&path)?;
-    let changed = existing != SKILL;
+    let changed = existing != skill;
     let mut backup = None;
     if changed && !dry_run {
         if let Some(dir) = path.parent() {
@@ -736,7 +956,7 @@ pub fn install_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<SkillIn
         if !existing.is_empty() {
             backup = Some(write_backup(&path, &existing)?);
         }
-        crate::atomic::replace(&path, SKILL.as_bytes(), 0o644).map_err(|e| Error::Write {
+        crate::atomic::replace(&path, skill.as_bytes(), 0o644).map_err(|e| Error::Write {
             path: e.path,
             source: e.source,
         })?;
@@ -761,7 +981,7 @@ pub fn uninstall_skill(agent: Agent, home: &Path, dry_run: bool) -> Result<Skill
     if there && !dry_run {
         // Read first: a FIFO or a device in its place is refused, not removed.
         let existing = settings::read_text(&path)?;
-        if existing != SKILL && !existing.is_empty() {
+        if !is_cairns_skill(&existing) && !existing.is_empty() {
             backup = Some(write_backup(&path, &existing)?);
         }
         std::fs::remove_file(&path).map_err(|e| Error::Write {
@@ -866,7 +1086,7 @@ mod tests {
         let skill = skill_path(Agent::Claude, home.path());
         std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink("/dev/zero", &skill).unwrap();
-        assert!(install_skill(Agent::Claude, home.path(), false).is_err());
+        assert!(install_skill(Agent::Claude, home.path(), None, false).is_err());
     }
 
     /// A skill the person edited is kept in a backup, whole, before Cairn's replaces it; no
@@ -877,7 +1097,7 @@ mod tests {
         let skill = skill_path(Agent::Claude, home.path());
         std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
         std::fs::write(&skill, "my own notes\n").unwrap();
-        let done = install_skill(Agent::Claude, home.path(), false).unwrap();
+        let done = install_skill(Agent::Claude, home.path(), None, false).unwrap();
         let backup = done.backup.expect("a backup");
         assert_eq!(std::fs::read_to_string(&backup).unwrap(), "my own notes\n");
         assert_eq!(std::fs::read_to_string(&skill).unwrap(), SKILL);
@@ -886,7 +1106,7 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        let again = install_skill(Agent::Claude, home.path(), false).unwrap();
+        let again = install_skill(Agent::Claude, home.path(), None, false).unwrap();
         assert!(!again.changed && again.backup.is_none());
     }
 
@@ -901,7 +1121,7 @@ mod tests {
                 .unwrap()
                 .changed
         );
-        install_skill(Agent::Codex, home.path(), false).unwrap();
+        install_skill(Agent::Codex, home.path(), None, false).unwrap();
         let dry = uninstall_skill(Agent::Codex, home.path(), true).unwrap();
         assert!(dry.changed && skill.exists());
         let done = uninstall_skill(Agent::Codex, home.path(), false).unwrap();
@@ -909,7 +1129,7 @@ mod tests {
         assert!(!skill.exists() && !skill.parent().unwrap().exists());
         assert!(skill.parent().unwrap().parent().unwrap().exists());
 
-        install_skill(Agent::Codex, home.path(), false).unwrap();
+        install_skill(Agent::Codex, home.path(), None, false).unwrap();
         std::fs::write(&skill, "my own notes\n").unwrap();
         let done = uninstall_skill(Agent::Codex, home.path(), false).unwrap();
         let backup = done.backup.expect("a copy of the edited skill");
@@ -926,7 +1146,7 @@ mod tests {
         for agent in Agent::ALL.into_iter().filter(|a| !HOOKED.contains(a)) {
             let err = install(agent, home.path(), "cairn hook", true, false).unwrap_err();
             assert!(err.to_string().contains("cairn sync"), "{err}");
-            assert!(install_skill(agent, home.path(), false).is_err());
+            assert!(install_skill(agent, home.path(), None, false).is_err());
         }
         assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
     }
@@ -1027,20 +1247,20 @@ mod tests {
     fn skill_install_is_idempotent() {
         let home = tempfile::tempdir().unwrap();
         assert!(
-            install_skill(Agent::Claude, home.path(), true)
+            install_skill(Agent::Claude, home.path(), None, true)
                 .unwrap()
                 .changed
         );
         assert!(!skill_path(Agent::Claude, home.path()).exists());
         assert!(
-            install_skill(Agent::Claude, home.path(), false)
+            install_skill(Agent::Claude, home.path(), None, false)
                 .unwrap()
                 .changed
         );
         let text = std::fs::read_to_string(skill_path(Agent::Claude, home.path())).unwrap();
         assert!(text.starts_with("---\nname: cairn") && text.contains("cairn skim"));
         assert!(
-            !install_skill(Agent::Claude, home.path(), false)
+            !install_skill(Agent::Claude, home.path(), None, false)
                 .unwrap()
                 .changed
         );
@@ -1188,7 +1408,7 @@ mod tests {
         let after = std::fs::read_to_string(&config).unwrap();
         assert!(after.starts_with(theirs), "{after}");
         assert!(
-            after.ends_with("[features]\ncodex_hooks = true\n"),
+            after.contains("[features]\ncodex_hooks = true # set by `cairn hooks install`"),
             "{after}"
         );
         let backup = r
@@ -1475,7 +1695,7 @@ mod settings_tests {
         let home = tempfile::tempdir().unwrap();
         install(Agent::Claude, home.path(), CMD, true, false).unwrap();
         assert_eq!(mode(&settings_path(Agent::Claude, home.path())), 0o600);
-        install_skill(Agent::Codex, home.path(), false).unwrap();
+        install_skill(Agent::Codex, home.path(), None, false).unwrap();
         assert_eq!(mode(&skill_path(Agent::Codex, home.path())), 0o644);
 
         let skill = skill_path(Agent::Claude, home.path());
@@ -1485,7 +1705,7 @@ mod settings_tests {
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
         std::os::unix::fs::symlink(&real, &skill).unwrap();
         assert!(
-            install_skill(Agent::Claude, home.path(), false)
+            install_skill(Agent::Claude, home.path(), None, false)
                 .unwrap()
                 .changed
         );

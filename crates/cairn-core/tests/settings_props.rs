@@ -1293,6 +1293,195 @@ fn toml_secrets(text: &str) -> Vec<&str> {
         .collect()
 }
 
+// ---- JSON with comments (Gemini CLI, Qwen Code) ---------------------------------------------
+
+/// What a comment may say: braces, quotes, another comment's opening, a server of its own.
+const COMMENT_BODIES: &[&str] = &[
+    "",
+    " mine ",
+    "{",
+    "}",
+    "\"",
+    "'",
+    "// nested",
+    "/* open",
+    "*",
+    "\\",
+    ",",
+    "\"mcpServers\": {\"cairn\": {\"command\": \"x\"}}",
+    "é ✓ 漢",
+];
+
+/// `text` as an agent that strips comments reads it (`strip-json-comments`, then
+/// `JSON.parse`): each comment outside a string turned to spaces, its line breaks kept. Written
+/// here apart from `json_text`, so the two are checked against each other.
+fn stripped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    let mut in_string = false;
+    while let Some((i, c)) = chars.next() {
+        let rest = &text[i..];
+        if in_string {
+            out.push(c);
+            if c == '\\' {
+                if let Some((_, next)) = chars.next() {
+                    out.push(next);
+                }
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if rest.starts_with("//") || rest.starts_with("/*") {
+            let end = if rest.starts_with("//") {
+                rest.find('\n').unwrap_or(rest.len())
+            } else {
+                rest[2..].find("*/").map_or(rest.len(), |e| e + 4)
+            };
+            for c in rest[..end].chars() {
+                out.push_str(&if c == '\n' {
+                    "\n".to_owned()
+                } else {
+                    " ".repeat(c.len_utf8())
+                });
+            }
+            while chars.peek().is_some_and(|(j, _)| *j < i + end) {
+                chars.next();
+            }
+        } else {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `text` (JSON) with comments where whitespace may stand: after `{`, `[`, `,` and `:`, and at
+/// both ends. Returns the text and the comments put in.
+fn commented(text: &str, picks: &[(prop::sample::Index, bool, usize)]) -> (String, Vec<String>) {
+    let mut places = vec![0, text.len()];
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, '{' | '[' | ',' | ':') {
+            places.push(i + 1);
+        }
+    }
+    let mut at: Vec<(usize, String)> = picks
+        .iter()
+        .map(|(place, line, body)| {
+            let body = COMMENT_BODIES[body % COMMENT_BODIES.len()];
+            let comment = if *line {
+                format!("//{body}")
+            } else {
+                format!("/*{body}*/")
+            };
+            (places[place.index(places.len())], comment)
+        })
+        .collect();
+    at.sort_by_key(|(place, _)| std::cmp::Reverse(*place));
+    let mut out = text.to_owned();
+    let mut comments = Vec::new();
+    for (place, comment) in at {
+        let put = if comment.starts_with("//") {
+            format!(" {comment}\n")
+        } else {
+            format!(" {comment} ")
+        };
+        out.insert_str(place, &put);
+        comments.push(comment);
+    }
+    (out, comments)
+}
+
+/// The MCP config edits on a commented config of an agent that reads comments do what they do
+/// on the config without them, and keep every comment; a plain-JSON agent refuses it, saying
+/// it holds comments.
+fn check_mcp_jsonc(
+    plain: &str,
+    text: &str,
+    comments: &[String],
+    cli: &str,
+) -> Result<(), TestCaseError> {
+    let path = Path::new(FILE);
+    // The test's own stripper gives back the document the comments went into.
+    prop_assert_eq!(
+        serde_json::from_str::<Value>(&stripped(text)).ok(),
+        serde_json::from_str::<Value>(plain).ok()
+    );
+    if !comments.is_empty() && edit::parse(plain).is_ok() {
+        let e = edit::json_edit(Agent::Claude, path, text, Some(cli))
+            .unwrap_err()
+            .to_string();
+        prop_assert!(e.contains("holds comments") && e.contains(FILE), "{}", e);
+    }
+    let value = |t: &str| serde_json::from_str::<Value>(&stripped(t)).ok();
+    if stripped(text).trim().is_empty() && !text.trim().is_empty() {
+        // Comments alone are no JSON value (`JSON.parse` refuses what is left): refused, not
+        // taken for an empty file and overwritten.
+        let e = edit::json_edit(Agent::Gemini, path, text, Some(cli)).unwrap_err();
+        prop_assert!(
+            e.to_string().contains("not valid JSON with comments"),
+            "{}",
+            e
+        );
+        return Ok(());
+    }
+    for agent in [Agent::Gemini, Agent::Qwen] {
+        for launch in [Some(cli), None] {
+            let want = edit::json_edit(agent, path, plain, launch);
+            let got = edit::json_edit(agent, path, text, launch);
+            match (&want, &got) {
+                (Err(_), Err(e)) => prop_assert!(e.to_string().contains(FILE), "{}", e),
+                (Ok(None), Ok(None)) => {}
+                (Ok(Some(w)), Ok(Some(g))) => {
+                    prop_assert!(edit::parse_as(g, edit::Syntax::Jsonc).is_ok(), "{:?}", g);
+                    prop_assert_eq!(value(w), value(g), "{:?} -> {:?}", text, g);
+                    for comment in comments {
+                        prop_assert!(
+                            g.matches(comment.as_str()).count()
+                                >= text.matches(comment.as_str()).count(),
+                            "{} lost: {:?} -> {:?}",
+                            comment,
+                            text,
+                            g
+                        );
+                    }
+                    if launch.is_some() {
+                        // Taken off again: the bytes before when it is so without comments.
+                        // (`cairn` named twice is refused both ways; an empty container's
+                        // inner whitespace excepted, as without comments: a comment alone in
+                        // one counts as that.)
+                        let back = edit::json_edit(agent, path, g, None);
+                        let plain_back = edit::json_edit(agent, path, w, None);
+                        prop_assert_eq!(back.is_ok(), plain_back.is_ok(), "{:?}", g);
+                        if let (Ok(back), Ok(Some(plain_back))) = (back, plain_back)
+                            && plain_back == plain
+                            && !blank_empty(&stripped(text))
+                        {
+                            prop_assert_eq!(back.as_deref(), Some(text), "{:?}", g);
+                        }
+                    }
+                }
+                _ => {
+                    return Err(TestCaseError::fail(format!(
+                        "{agent} {launch:?}: {want:?} without comments, {got:?} with: {text:?}"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(crate::support::proptest_cases(256)))]
 
@@ -1419,6 +1608,40 @@ proptest! {
         cli in prop::sample::select(CLIS),
     ) {
         check_mcp_json(&text, Agent::Claude, cli)?;
+    }
+
+    #[test]
+    fn mcp_edits_keep_comments_where_the_agent_reads_them(
+        plain in mcp_text(),
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), 0..64usize), 0..6),
+        cli in prop::sample::select(CLIS),
+    ) {
+        let (text, comments) = commented(&plain, &picks);
+        check_mcp_jsonc(&plain, &text, &comments, cli)?;
+    }
+
+    #[test]
+    fn jsonc_edits_on_hostile_text_refuse_or_hold(
+        text in prop_oneof![hostile_text(), "[{}\\[\\]\":,/*\n a-z0-9]{0,40}"],
+        cli in prop::sample::select(CLIS),
+    ) {
+        // Whatever it holds: never a panic, a refusal names the file, and what is written
+        // reads, comments stripped, as JSON.
+        for launch in [Some(cli), None] {
+            match edit::json_edit(Agent::Gemini, Path::new(FILE), &text, launch) {
+                Err(e) => prop_assert!(e.to_string().contains(FILE), "{}", e),
+                Ok(Some(after)) => {
+                    prop_assert!(edit::parse_as(&after, edit::Syntax::Jsonc).is_ok(), "{:?} -> {:?}", text, after);
+                    // serde_json takes no lone surrogate, which JavaScript (and json_text) does.
+                    let before_reads = text.trim().is_empty()
+                        || serde_json::from_str::<Value>(&stripped(&text)).is_ok();
+                    if before_reads {
+                        prop_assert!(serde_json::from_str::<Value>(&stripped(&after)).is_ok(), "{:?} -> {:?}", text, after);
+                    }
+                }
+                Ok(None) => {}
+            }
+        }
     }
 
     #[test]

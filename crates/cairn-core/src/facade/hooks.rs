@@ -84,10 +84,12 @@ impl Cairn {
         hooks::uninstall(agent, &home, dry_run)
     }
 
-    /// Install Cairn's skill (how to catch up: skim, then show) for an agent.
+    /// Install Cairn's skill (how to catch up: skim, then show) for an agent, its commands
+    /// naming this archive when it is not at the default place ([`hooks::skill_text`]).
     pub fn install_skill(&self, agent: Agent, dry_run: bool) -> Result<hooks::SkillInstall> {
         let home = super::home()?;
-        hooks::install_skill(agent, &home, dry_run)
+        let archive = self.data_dir_elsewhere();
+        hooks::install_skill(agent, &home, archive.as_deref(), dry_run)
     }
 
     /// Take Cairn's skill away from an agent: see [`hooks::uninstall_skill`].

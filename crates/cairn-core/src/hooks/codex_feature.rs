@@ -5,6 +5,10 @@
 //! The config is the user's: only that one key changes (toml_edit keeps every other byte), the
 //! result must parse and hold everything it held before, and the write gets the hook
 //! settings' care (a backup, a retry when Codex rewrites the file meanwhile).
+//!
+//! The key Cairn sets carries a comment saying so ([`MARK`]): an uninstall that leaves
+//! `hooks.json` without hooks takes back what Cairn set ([`turned_off`]), and only that; a key
+//! a person set (or an older Cairn, which wrote no mark) stays, and the uninstall says why.
 
 use std::path::Path;
 
@@ -25,6 +29,15 @@ pub enum Feature {
 
 /// The feature's key under `[features]`.
 const KEY: &str = "codex_hooks";
+
+/// The comment after the key when Cairn set it: how an uninstall knows the key is Cairn's to
+/// take back.
+pub const MARK: &str = "# set by `cairn hooks install`; `cairn hooks uninstall` takes it back";
+
+/// [`MARK`] when Cairn added the `[features]` table too: an uninstall takes that back as well
+/// when it holds nothing else, and leaves a table the person wrote.
+const MARK_TABLE: &str =
+    "# set by `cairn hooks install`, with [features]; `cairn hooks uninstall` takes both back";
 
 /// Where the feature stands in `text`, the config at `path`.
 pub fn state(path: &Path, text: &str) -> Feature {
@@ -89,11 +102,20 @@ pub fn turned_on(path: &Path, text: &str) -> Result<String> {
     let mut doc = text
         .parse::<toml_edit::DocumentMut>()
         .map_err(|_| by_hand())?;
-    if !doc.contains_key("features") {
+    let mark = if doc.contains_key("features") {
+        MARK
+    } else {
         doc["features"] = toml_edit::table();
-    }
+        MARK_TABLE
+    };
+    // Marked where a comment can follow the key: not in an inline table (`features = { … }`),
+    // which ends on its line.
+    let marked = doc["features"].is_table();
     let features = doc["features"].as_table_like_mut().ok_or_else(by_hand)?;
     features.insert(KEY, toml_edit::value(true));
+    if marked && let Some(value) = features.get_mut(KEY).and_then(|k| k.as_value_mut()) {
+        value.decor_mut().set_suffix(format!(" {mark}"));
+    }
     let mut after = doc.to_string();
     // The lines toml_edit adds end in `\n`: a file of `\r\n` lines keeps them, and its BOM.
     if text.contains("\r\n") {
@@ -124,6 +146,81 @@ pub fn turned_on(path: &Path, text: &str) -> Result<String> {
     Ok(after)
 }
 
+/// Whether the config's `codex_hooks` is the one Cairn set: `true`, with [`MARK`] after it.
+pub fn set_by_cairn(text: &str) -> bool {
+    cairns_mark(text).is_some()
+}
+
+/// The mark after the `codex_hooks = true` Cairn set, when it is there.
+fn cairns_mark(text: &str) -> Option<&'static str> {
+    let doc = text
+        .trim_start_matches('\u{feff}')
+        .parse::<toml_edit::DocumentMut>()
+        .ok()?;
+    let value = doc
+        .get("features")
+        .and_then(toml_edit::Item::as_table)
+        .and_then(|features| features.get(KEY))
+        .and_then(toml_edit::Item::as_value)
+        .filter(|value| value.as_bool() == Some(true))?;
+    let suffix = value.decor().suffix()?.as_str()?.trim();
+    [MARK, MARK_TABLE].into_iter().find(|mark| *mark == suffix)
+}
+
+/// `text` without the `codex_hooks = true` Cairn set ([`set_by_cairn`]), and without the
+/// `[features]` table Cairn added with it ([`MARK_TABLE`]) when that holds nothing else (no
+/// key, no comment). An error when that cannot be done leaving the rest as it was.
+pub fn turned_off(path: &Path, text: &str) -> Result<String> {
+    let by_hand = || {
+        Error::Invalid(format!(
+            "could not take `{KEY} = true` out of [features] in {} without changing the rest of it; remove it by hand if no other hook needs it",
+            path.display()
+        ))
+    };
+    let bom = text.starts_with('\u{feff}');
+    let body = text.trim_start_matches('\u{feff}');
+    let Some(mark) = cairns_mark(body) else {
+        return Err(by_hand());
+    };
+    let mut doc = body
+        .parse::<toml_edit::DocumentMut>()
+        .map_err(|_| by_hand())?;
+    let features = doc["features"].as_table_mut().ok_or_else(by_hand)?;
+    features.remove(KEY);
+    let commented = |decor: &toml_edit::Decor| {
+        [decor.prefix(), decor.suffix()]
+            .into_iter()
+            .flatten()
+            .any(|raw| raw.as_str().is_none_or(|s| s.contains('#')))
+    };
+    if mark == MARK_TABLE && features.is_empty() && !commented(features.decor()) {
+        doc.remove("features");
+    }
+    let mut after = doc.to_string();
+    if text.contains("\r\n") {
+        after = after.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    if bom && !after.is_empty() {
+        after.insert(0, '\u{feff}');
+    }
+    // What it held before without the key (and an emptied table): nothing else.
+    let mut expected = body.parse::<toml::Table>().map_err(|_| by_hand())?;
+    if let Some(toml::Value::Table(features)) = expected.get_mut("features") {
+        features.remove(KEY);
+        if features.is_empty() && !doc.contains_key("features") {
+            expected.remove("features");
+        }
+    }
+    let got = after
+        .trim_start_matches('\u{feff}')
+        .parse::<toml::Table>()
+        .map_err(|_| by_hand())?;
+    if got != expected || state(path, &after) != Feature::Unset {
+        return Err(by_hand());
+    }
+    Ok(after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,7 +238,9 @@ mod tests {
             "{after}"
         );
         assert!(
-            after.contains("[features]\nweb_search = true\ncodex_hooks = true\n"),
+            after.contains(&format!(
+                "[features]\nweb_search = true\ncodex_hooks = true {MARK}\n"
+            )),
             "{after}"
         );
         assert!(
@@ -149,6 +248,38 @@ mod tests {
             "{after}"
         );
         assert_eq!(state(Path::new("c"), &after), Feature::On);
+    }
+
+    /// What an install set, an uninstall takes back to the byte: the key, and a `[features]`
+    /// table the install added. A key without Cairn's mark (a person's, an older Cairn's) is
+    /// not Cairn's to take, nor a `[features]` that holds anything else or a comment.
+    #[test]
+    fn only_the_key_cairn_set_is_taken_back() {
+        let p = Path::new("config.toml");
+        for text in [
+            "",
+            "model = \"o3\"\n",
+            "# my settings\nmodel = \"o3\"  # fast\n\n[features]\nweb_search = true\n\n[mcp_servers.x]\ncommand = \"x\"\n",
+            "[features]\n# mine\n\n[x]\ny = 1\n",
+            "features.web_search = true\n",
+        ] {
+            let after = on(text);
+            assert!(set_by_cairn(&after), "{after}");
+            assert_eq!(turned_off(p, &after).unwrap(), text, "{after}");
+        }
+        for theirs in [
+            "[features]\ncodex_hooks = true\n",
+            "[features]\ncodex_hooks = true # mine\n",
+            &format!("[features]\ncodex_hooks = false {MARK}\n"),
+            &format!("[features]\ncodex_hooks = true {MARK} and more\n"),
+            "features = { codex_hooks = true }\n",
+        ] {
+            assert!(!set_by_cairn(theirs), "{theirs}");
+            assert!(turned_off(p, theirs).is_err(), "{theirs}");
+        }
+        // In an inline table no comment can follow the key: set, unmarked, left to the person.
+        let inline = on("features = { web_search = true }\n");
+        assert!(!set_by_cairn(&inline), "{inline}");
     }
 
     #[test]
@@ -179,7 +310,12 @@ mod tests {
             !after.replace("\r\n", "").contains('\n'),
             "no bare LF: {after:?}"
         );
-        assert!(after.contains("codex_hooks = true\r\n"), "{after:?}");
+        assert!(
+            after.contains(&format!("codex_hooks = true {MARK}\r\n")),
+            "{after:?}"
+        );
+        // Taken back: the bytes before.
+        assert_eq!(turned_off(Path::new("c"), &after).unwrap(), text);
     }
 
     #[test]

@@ -5,6 +5,13 @@
 //!
 //! [`parse`] finds where each value lies in the text; the edits ([`Edit`]) insert members and
 //! elements in the indentation style around them, or replace one value.
+//!
+//! Some agents read their settings as JSON with comments (Gemini CLI and Qwen Code strip `//`
+//! and `/* */` comments before `JSON.parse`): [`parse_as`] with [`Syntax::Jsonc`] takes a comment
+//! wherever whitespace may stand, and the edits keep every comment where it was. An addition
+//! after a member whose line ends in a comment goes after that comment (the comma before it),
+//! and a removal keeps every comment in the text it takes out ([`keeping_comments`]), so taking
+//! off what was added gives the bytes back.
 
 use serde_json::Value;
 
@@ -63,37 +70,64 @@ impl Node {
     }
 }
 
+/// Which JSON a settings file is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// RFC 8259 JSON, what `JSON.parse` and serde_json take.
+    Json,
+    /// JSON with `//` and `/* */` comments wherever whitespace may stand, what an agent that
+    /// strips comments before `JSON.parse` reads (a trailing comma is still refused, as there).
+    Jsonc,
+}
+
 /// The value `text` holds, with where each part of it lies. `text` must be one JSON value
 /// (surrounding whitespace allowed); anything else is an error saying where it stopped.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn parse(text: &str) -> Result<Node, String> {
+    parse_as(text, Syntax::Json)
+}
+
+/// [`parse`], comments taken as whitespace with [`Syntax::Jsonc`]. A `/*` comment never closed
+/// is an error ([`UNCLOSED`]), though a comment stripper would take the rest of the file as
+/// comment: what the person meant is not clear, so nothing is edited.
+pub fn parse_as(text: &str, syntax: Syntax) -> Result<Node, String> {
     let mut p = Parser {
         b: text.as_bytes(),
         text,
         pos: 0,
+        comments: syntax == Syntax::Jsonc,
     };
-    p.ws();
+    p.ws()?;
     let node = p.value(0)?;
-    p.ws();
+    p.ws()?;
     if p.pos != p.b.len() {
         return Err(format!("unexpected text at byte {}", p.pos));
     }
     Ok(node)
 }
 
+/// How a parse error for a `/*` comment that is never closed starts (its byte follows).
+pub const UNCLOSED: &str = "unclosed comment at byte ";
+
 struct Parser<'a> {
     b: &'a [u8],
     text: &'a str,
     pos: usize,
+    comments: bool,
 }
 
 impl Parser<'_> {
-    fn ws(&mut self) {
-        while self
-            .b
-            .get(self.pos)
-            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
-        {
-            self.pos += 1;
+    fn ws(&mut self) -> Result<(), String> {
+        loop {
+            match self.b.get(self.pos) {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                Some(b'/') if self.comments => match comment_end(self.text, self.pos) {
+                    Some(Ok(end)) => self.pos = end,
+                    Some(Err(())) => return Err(format!("{UNCLOSED}{}", self.pos)),
+                    None => return Ok(()),
+                },
+                _ => return Ok(()),
+            }
         }
     }
 
@@ -116,20 +150,20 @@ impl Parser<'_> {
                 Some(b'{') => {
                     self.pos += 1;
                     let mut members = Vec::new();
-                    self.ws();
+                    self.ws()?;
                     if self.b.get(self.pos) != Some(&b'}') {
                         loop {
-                            self.ws();
+                            self.ws()?;
                             let key_start = self.pos;
                             self.string()?;
                             let key = serde_json::from_str(&self.text[key_start..self.pos])
                                 .map_err(|e| format!("bad key at byte {key_start}: {e}"))?;
-                            self.ws();
+                            self.ws()?;
                             self.eat(b':')?;
-                            self.ws();
+                            self.ws()?;
                             let value = self.value(depth + 1)?;
                             members.push((key, key_start, value));
-                            self.ws();
+                            self.ws()?;
                             if self.b.get(self.pos) == Some(&b',') {
                                 self.pos += 1;
                             } else {
@@ -143,12 +177,12 @@ impl Parser<'_> {
                 Some(b'[') => {
                     self.pos += 1;
                     let mut items = Vec::new();
-                    self.ws();
+                    self.ws()?;
                     if self.b.get(self.pos) != Some(&b']') {
                         loop {
-                            self.ws();
+                            self.ws()?;
                             items.push(self.value(depth + 1)?);
-                            self.ws();
+                            self.ws()?;
                             if self.b.get(self.pos) == Some(&b',') {
                                 self.pos += 1;
                             } else {
@@ -215,6 +249,117 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// Where the comment starting at byte `at` of `text` ends: `None` when no comment starts
+/// there, `Err` for a `/*` never closed. A `//` comment ends before its line break (`\n`, or
+/// the `\r\n` a file written on Windows has), a `/*` comment after its `*/`.
+fn comment_end(text: &str, at: usize) -> Option<Result<usize, ()>> {
+    let rest = &text[at..];
+    if rest.starts_with("//") {
+        let end = rest.find('\n').map_or(text.len(), |nl| at + nl);
+        let end = if end > at + 2 && text.as_bytes()[end - 1] == b'\r' && end < text.len() {
+            end - 1
+        } else {
+            end
+        };
+        Some(Ok(end))
+    } else {
+        rest.strip_prefix("/*")
+            .map(|inside| inside.find("*/").map(|close| at + 2 + close + 2).ok_or(()))
+    }
+}
+
+/// Where the comments of `text` lie, outside its strings: `(start, end)`, in order. A `/*` never
+/// closed runs to the end. Nothing for text without comments, as any JSON is.
+fn comments(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if in_string => i += 2,
+            b'"' => {
+                in_string = !in_string;
+                i += 1;
+            }
+            b'/' if !in_string => match comment_end(text, i) {
+                Some(end) => {
+                    let end = end.unwrap_or(text.len());
+                    found.push((i, end));
+                    i = end;
+                }
+                None => i += 1,
+            },
+            _ => i += 1,
+        }
+    }
+    found
+}
+
+/// `text` with each comment's bytes turned to spaces (its line breaks kept): the same length and
+/// lines, so what is found in it lies at the same place in `text`. `text` itself when it has
+/// no comment.
+pub fn blank(text: &str) -> std::borrow::Cow<'_, str> {
+    let found = comments(text);
+    if found.is_empty() {
+        return text.into();
+    }
+    let mut out = text.as_bytes().to_vec();
+    for (start, end) in found {
+        for byte in &mut out[start..end] {
+            if !matches!(byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+    }
+    // Whole characters became ASCII spaces: still UTF-8.
+    String::from_utf8(out).map_or_else(|_| text.into(), Into::into)
+}
+
+/// A removal ([`remove`]) that keeps the comments in the text it takes out, each with the
+/// whitespace before it, and a line break after a `//` comment that would otherwise run into
+/// what follows: the inverse of an insert after a commented line, and no person's comment lost.
+/// The removal itself for text without comments.
+pub fn keeping_comments(text: &str, edit: Edit) -> Edit {
+    let inside: Vec<(usize, usize)> = comments(text)
+        .into_iter()
+        .filter(|&(start, end)| start >= edit.start && end <= edit.end)
+        .collect();
+    if inside.is_empty() {
+        return edit;
+    }
+    let eol = line_ending(text);
+    let mut kept = String::new();
+    // A `//` comment was kept last and its line not ended yet.
+    let mut open_line = false;
+    let mut last = edit.start;
+    for (start, end) in inside {
+        let before = &text[last..start];
+        let pre = &before[before.trim_end_matches(is_space).len()..];
+        if open_line && !pre.contains('\n') {
+            kept.push_str(eol);
+        }
+        kept.push_str(pre);
+        kept.push_str(&text[start..end]);
+        open_line = text[start..].starts_with("//");
+        last = end;
+    }
+    if open_line {
+        let rest = &text[edit.end..];
+        let after = rest.trim_start_matches([' ', '\t']);
+        if !(after.is_empty() || after.starts_with('\n') || after.starts_with("\r\n")) {
+            kept.push_str(eol);
+            kept.push_str(&line_indent(text, edit.end + (rest.len() - after.len())));
+        }
+    }
+    kept.push_str(&edit.with);
+    Edit { with: kept, ..edit }
+}
+
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
 /// JSON's number grammar, without a limit on size: `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`.
@@ -292,10 +437,14 @@ pub fn insert_members(text: &str, object: &Node, members: &[(&str, Value)]) -> E
             m.iter()
                 .map(|(_, key_start, v)| (*key_start, v.end))
                 .collect::<Vec<_>>(),
-            // `": "`, `":"`: whatever the first member uses.
-            m.first().map(|(_, key_start, v)| {
+            // `": "`, `":"`: whatever the first member uses (not a comment there).
+            m.first().and_then(|(_, key_start, v)| {
                 let key_end = key_start + string_len(&text[*key_start..]);
-                text[key_end..v.start].to_owned()
+                let separator = &text[key_end..v.start];
+                separator
+                    .chars()
+                    .all(|c| c == ':' || is_space(c))
+                    .then(|| separator.to_owned())
             }),
         ),
         _ => (Vec::new(), None),
@@ -310,7 +459,7 @@ pub fn insert_members(text: &str, object: &Node, members: &[(&str, Value)]) -> E
             format!("{key}{separator}{}", layout.render(value))
         })
         .collect();
-    layout.insert(object, &existing, &items)
+    layout.insert(text, object, &existing, &items)
 }
 
 /// Add an element at the end of an array, in the layout of its existing elements.
@@ -323,7 +472,7 @@ pub fn push_element(text: &str, array: &Node, value: &Value) -> Edit {
         .collect();
     let layout = Layout::of(text, array, &existing);
     let item = layout.render(value);
-    layout.insert(array, &existing, &[item])
+    layout.insert(text, array, &existing, &[item])
 }
 
 /// Remove the `index`th child (member or element) of an object or array with the separator
@@ -380,16 +529,20 @@ struct Layout {
 
 impl Layout {
     fn of(text: &str, container: &Node, children: &[(usize, usize)]) -> Layout {
+        // Read with the comments blanked out: what lies around them is the layout.
+        let blanked = blank(text);
+        let plain = blanked.as_ref();
         let own_indent = line_indent(text, container.start);
-        let unit = indent_unit(text);
+        let unit = indent_unit(text, plain);
         let eol = line_ending(text);
+        let spaces = |s: &str| s.chars().take_while(|c| is_space(*c)).collect::<String>();
         match children.first() {
             Some(&(first, _)) => {
-                let gap = &text[container.start + 1..first];
+                let gap = &plain[container.start + 1..first];
                 match gap.rfind('\n') {
                     Some(nl) => Layout {
                         multiline: true,
-                        child_indent: gap[nl + 1..].to_owned(),
+                        child_indent: spaces(&gap[nl + 1..]),
                         own_indent,
                         unit,
                         inline_gap: String::new(),
@@ -404,10 +557,11 @@ impl Layout {
                         // the opening bracket.
                         inline_gap: match children.get(1) {
                             Some(&(second, _)) => {
-                                let between = &text[children[0].1..second];
-                                between[between.find(',').map_or(0, |c| c + 1)..].to_owned()
+                                let between = &plain[children[0].1..second];
+                                let after = between.find(',').map_or(0, |c| c + 1);
+                                spaces(&text[children[0].1 + after..second])
                             }
-                            None => gap.to_owned(),
+                            None => spaces(&text[container.start + 1..first]),
                         },
                         eol,
                     },
@@ -440,12 +594,28 @@ impl Layout {
         String::from_utf8_lossy(&out).replace('\n', &format!("{}{}", self.eol, self.child_indent))
     }
 
-    fn insert(&self, container: &Node, children: &[(usize, usize)], items: &[String]) -> Edit {
+    fn insert(
+        &self,
+        text: &str,
+        container: &Node,
+        children: &[(usize, usize)],
+        items: &[String],
+    ) -> Edit {
         match children.last() {
             Some(&(_, last_end)) => {
                 let mut with = String::new();
-                for item in items {
+                // The last child's line ends in a comment: the comma goes before it, the new
+                // children after it (not into it, nor between the child and its comment).
+                let end = if self.multiline {
+                    line_comment_end(text, last_end).unwrap_or(last_end)
+                } else {
+                    last_end
+                };
+                for (i, item) in items.iter().enumerate() {
                     with.push(',');
+                    if i == 0 {
+                        with.push_str(&text[last_end..end]);
+                    }
                     if self.multiline {
                         with.push_str(self.eol);
                         with.push_str(&self.child_indent);
@@ -456,7 +626,32 @@ impl Layout {
                 }
                 Edit {
                     start: last_end,
-                    end: last_end,
+                    end,
+                    with,
+                }
+            }
+            None if !comments(&text[container.start..container.end]).is_empty() => {
+                // Comments alone in the container stay, the children after them (the spaces
+                // after the last one go, as an empty container's whitespace does; not those
+                // that end a `//` comment, which are part of it).
+                let inner = &text[container.start + 1..container.end - 1];
+                let last = comments(inner).last().map_or(0, |&(_, end)| end);
+                let inner = &inner[..inner.trim_end().len().max(last)];
+                let with = if self.multiline {
+                    let sep = format!(",{}{}", self.eol, self.child_indent);
+                    format!(
+                        "{inner}{eol}{}{}{eol}{}",
+                        self.child_indent,
+                        items.join(&sep),
+                        self.own_indent,
+                        eol = self.eol
+                    )
+                } else {
+                    format!("{inner}{}", items.join(","))
+                };
+                Edit {
+                    start: container.start + 1,
+                    end: container.end - 1,
                     with,
                 }
             }
@@ -503,17 +698,46 @@ fn line_indent(text: &str, at: usize) -> String {
 }
 
 /// The file's indentation step: the indentation of its first indented line, two spaces when it
-/// has none.
-fn indent_unit(text: &str) -> String {
+/// has none. `plain` is `text` with its comments blanked ([`blank`]): a line that holds only a
+/// comment (or a block comment's inner line) does not count.
+fn indent_unit(text: &str, plain: &str) -> String {
     text.lines()
+        .zip(plain.lines())
         .skip(1)
-        .map(|l| {
+        .filter(|(line, blanked)| line == blanked || !blanked.trim().is_empty())
+        .map(|(l, _)| {
             l.chars()
                 .take_while(|c| *c == ' ' || *c == '\t')
                 .collect::<String>()
         })
         .find(|i| !i.is_empty())
         .unwrap_or_else(|| "  ".to_owned())
+}
+
+/// Where the comments that end the line of byte `at` end, when nothing but spaces and comments
+/// follows `at` on its line (and no comment runs on past it); `None` when there is no comment
+/// there.
+fn line_comment_end(text: &str, at: usize) -> Option<usize> {
+    let mut pos = at;
+    let mut found = None;
+    loop {
+        let rest = &text[pos..];
+        let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        pos += spaces;
+        match comment_end(text, pos) {
+            Some(Ok(end)) if !text[pos..end].contains('\n') => {
+                pos = end;
+                found = Some(end);
+            }
+            Some(_) => return None,
+            None => {
+                let rest = &text[pos..];
+                let line_ends =
+                    rest.is_empty() || rest.starts_with('\n') || rest.starts_with("\r\n");
+                return found.filter(|_| line_ends);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -669,6 +893,115 @@ mod tests {
             ),
             "{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}"
         );
+    }
+
+    /// JSON with comments (Gemini CLI's and Qwen Code's settings): a comment is taken where
+    /// whitespace may stand and nowhere else, never inside a string; one never closed is
+    /// refused; plain JSON reads as before.
+    #[test]
+    fn comments_are_whitespace_in_jsonc_only() {
+        let text = "{\n  // a {\"brace\"}, 'quote' and /* inside\n  \"a\": \"http://x//y/*z*/\", /* } */\n  \"b\" /* : */ : [1 /* , */, 2] // end\n}\n";
+        assert!(parse(text).is_err());
+        let root = parse_as(text, Syntax::Jsonc).unwrap();
+        assert_eq!(
+            root.get("a").unwrap().as_str(text).unwrap(),
+            "http://x//y/*z*/"
+        );
+        assert_eq!(root.get("b").unwrap().elements().unwrap().len(), 2);
+        let plain: Value = serde_json::from_str(&blank(text)).unwrap();
+        assert_eq!(plain, json!({"a": "http://x//y/*z*/", "b": [1, 2]}));
+        assert_eq!(blank(text).len(), text.len());
+        for bad in [
+            "{\"a\": 1 /* never closed\n}",
+            "{\"a\": 1} /*",
+            "{\"a\": 1,}",
+            "{\"a\": 1 / 2}",
+            "{\"a\" // line\n: 1 /* ok */, // trailing\n}",
+            "{\"a\": tr/**/ue}",
+        ] {
+            assert!(parse_as(bad, Syntax::Jsonc).is_err(), "{bad}");
+        }
+        assert!(
+            parse_as("{\"a\": 1 /* x", Syntax::Jsonc)
+                .unwrap_err()
+                .starts_with(UNCLOSED)
+        );
+        for good in ["{} // end", "/**/{}", "{}\r\n// end\r\n", "[/*a*/1/*b*/]"] {
+            assert!(parse_as(good, Syntax::Jsonc).is_ok(), "{good}");
+        }
+    }
+
+    /// Adding after a member whose line ends in a comment puts the comma before the comment
+    /// and the member after it; taking it off again gives back every byte, the comments where
+    /// they were, in an object with only comments too.
+    #[test]
+    fn an_edit_keeps_every_comment_and_its_removal_gives_the_bytes_back() {
+        for before in [
+            "{\n  // my theme\n  \"theme\": \"dark\" // the only one\n}\n",
+            "{\r\n  \"theme\": \"dark\" /* a */ // b\r\n}\r\n",
+            "{\n  // nothing yet\n}\n",
+            "{/* c */}",
+            "{\"a\": 1 /* x */}",
+            "{\n  \"a\": 1, // about a\n  \"b\": 2 /* spans\n  two lines */\n}",
+        ] {
+            let root = parse_as(before, Syntax::Jsonc).unwrap();
+            let after = apply(
+                before,
+                vec![insert_members(
+                    before,
+                    &root,
+                    &[("cairn", json!({"x": [1]}))],
+                )],
+            );
+            let grown = parse_as(&after, Syntax::Jsonc).unwrap_or_else(|e| panic!("{e}: {after}"));
+            let plain: Value = serde_json::from_str(&blank(&after)).unwrap();
+            assert_eq!(plain["cairn"], json!({"x": [1]}), "{after}");
+            for (start, end) in comments(before) {
+                assert!(after.contains(&before[start..end]), "{after}");
+            }
+            let Kind::Object(members) = &grown.kind else {
+                panic!()
+            };
+            let at = members.iter().position(|(k, _, _)| k == "cairn").unwrap();
+            let removal = keeping_comments(&after, remove(&grown, at).unwrap());
+            assert_eq!(apply(&after, vec![removal]), before, "{after:?}");
+        }
+        let before = "{\n  \"theme\": \"dark\" // the only one\n}\n";
+        let root = parse_as(before, Syntax::Jsonc).unwrap();
+        let after = apply(
+            before,
+            vec![insert_members(before, &root, &[("cairn", json!(1))])],
+        );
+        assert_eq!(
+            after,
+            "{\n  \"theme\": \"dark\", // the only one\n  \"cairn\": 1\n}\n"
+        );
+    }
+
+    /// A removal never takes a comment with it: comments before, inside and after what goes
+    /// stay, and a `//` comment does not run into the text that follows.
+    #[test]
+    fn a_removal_keeps_the_comments_in_what_it_takes() {
+        let text = "{\n  \"a\": 1, // about a\n  \"b\": {\"c\": 2 /* in b */}\n}";
+        let root = parse_as(text, Syntax::Jsonc).unwrap();
+        let first = apply(
+            text,
+            vec![keeping_comments(text, remove(&root, 0).unwrap())],
+        );
+        assert_eq!(first, "{\n   // about a\n  \"b\": {\"c\": 2 /* in b */}\n}");
+        let second = apply(
+            text,
+            vec![keeping_comments(text, remove(&root, 1).unwrap())],
+        );
+        assert_eq!(second, "{\n  \"a\": 1 // about a\n /* in b */\n}");
+        for out in [first, second] {
+            assert!(parse_as(&out, Syntax::Jsonc).is_ok(), "{out}");
+        }
+        // No comment: the removal as it was.
+        let plain = "{\"a\": 1, \"b\": 2}";
+        let root = parse(plain).unwrap();
+        let edit = remove(&root, 1).unwrap();
+        assert_eq!(keeping_comments(plain, edit.clone()), edit);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::json_text;
+use super::json_text::{self, Syntax};
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
@@ -166,6 +166,16 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> Result<
 /// Whether the agent's config is TOML (Codex) rather than JSON with an `mcpServers` object.
 fn is_toml(agent: Agent) -> bool {
     agent == Agent::Codex
+}
+
+/// How the agent reads its JSON config: Gemini CLI and Qwen Code strip `//` and `/* */`
+/// comments from `settings.json` before `JSON.parse` (`strip-json-comments`), so a person's
+/// commented settings are theirs to keep; the others read plain JSON.
+fn syntax(agent: Agent) -> Syntax {
+    match agent {
+        Agent::Gemini | Agent::Qwen => Syntax::Jsonc,
+        _ => Syntax::Json,
+    }
 }
 
 /// How an agent starts Cairn's server: the program and its arguments, `mcp` alone or
@@ -340,7 +350,7 @@ fn change_once(
     // A file that held nothing but Cairn's server (install created it) goes, rather than
     // staying behind as an empty document; a linked one stays, its target being the user's.
     let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-    let delete = cli.is_none() && !linked && after.as_deref().is_some_and(empty_document);
+    let delete = cli.is_none() && !linked && after.as_deref().is_some_and(super::empty_document);
     if delete {
         let verb = if dry_run { "would be" } else { "is" };
         notes.push(format!(
@@ -391,7 +401,7 @@ fn change_once(
     let present = if is_toml(agent) {
         toml_entry(&path, &before)?.is_some()
     } else {
-        json_entry(&path, &before)?.is_some()
+        json_entry(&path, &before, syntax(agent))?.is_some()
     };
     Ok(Some(McpInstall {
         agent,
@@ -404,15 +414,6 @@ fn change_once(
         diff,
         notes,
     }))
-}
-
-/// Whether a config's text holds nothing: blank, or a JSON object without members (and
-/// without comments).
-fn empty_document(text: &str) -> bool {
-    let text = text.trim();
-    text.is_empty()
-        || serde_json::from_str::<Value>(text)
-            .is_ok_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
 }
 
 /// The entry in an agent's user config, as [`McpStatus`], against the archive in `archive`
@@ -428,7 +429,7 @@ pub fn status(
         if is_toml(agent) {
             toml_entry(path, &text)
         } else {
-            json_entry(path, &text).map(|e| e.map(|(_, launch)| launch))
+            json_entry(path, &text, syntax(agent)).map(|e| e.map(|(_, launch)| launch))
         }
     };
     let (path, found) = match config_path(agent, home, project) {
@@ -467,8 +468,12 @@ pub fn status(
 /// `mcpServers.cairn` in the JSON config `text`: `None` when absent, its node and how it starts
 /// the server when it is Cairn's, an error naming the file when it is someone else's or the
 /// file is not a JSON object of the right shape.
-fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, Launch)>> {
-    let Some(root) = super::settings::parse_settings(path, text)? else {
+fn json_entry(
+    path: &Path,
+    text: &str,
+    syntax: Syntax,
+) -> Result<Option<(json_text::Node, Launch)>> {
+    let Some(root) = super::settings::parse_settings_as(path, text, syntax)? else {
         return Ok(None);
     };
     let Some(servers) = root.get("mcpServers") else {
@@ -483,7 +488,9 @@ fn json_entry(path: &Path, text: &str) -> Result<Option<(json_text::Node, Launch
     let Some(entry) = servers.get(SERVER) else {
         return Ok(None);
     };
-    let value: Option<Value> = serde_json::from_str(&text[entry.start..entry.end]).ok();
+    // A comment a person wrote in the entry is no part of it.
+    let value: Option<Value> =
+        serde_json::from_str(&json_text::blank(&text[entry.start..entry.end])).ok();
     let command = value
         .as_ref()
         .and_then(|v| v.get("command"))
@@ -524,14 +531,15 @@ fn json_edit(
     text: &str,
     launch: Option<&Launch>,
 ) -> Result<Option<String>> {
-    let entry = json_entry(path, text)?;
+    let syntax = syntax(agent);
+    let entry = json_entry(path, text, syntax)?;
     let after = match (launch, entry) {
         (Some(c), Some((_, present))) if present == *c => return Ok(None),
         (None, None) => return Ok(None),
         (Some(c), Some((node, present))) => {
             // Only the values that differ are rewritten; the rest of the entry, its layout
             // and any keys a person added, stays.
-            let entry = json_text::parse(&text[node.start..node.end]).ok();
+            let entry = json_text::parse_as(&text[node.start..node.end], syntax).ok();
             let field = |key: &str| entry.as_ref().and_then(|n| n.get(key));
             let (Some(command_node), Some(args_node)) = (field("command"), field("args")) else {
                 return Err(Error::Invalid(format!(
@@ -582,7 +590,7 @@ fn json_edit(
                 m.insert(SERVER.to_owned(), json_server(agent, c));
                 Value::Object(m)
             };
-            match super::settings::parse_settings(path, text)? {
+            match super::settings::parse_settings_as(path, text, syntax)? {
                 None => format!(
                     "{}\n",
                     serde_json::to_string_pretty(&json!({ "mcpServers": servers() }))
@@ -602,7 +610,7 @@ fn json_edit(
             }
         }
         (None, Some(_)) => {
-            let Some(root) = super::settings::parse_settings(path, text)? else {
+            let Some(root) = super::settings::parse_settings_as(path, text, syntax)? else {
                 return Ok(None);
             };
             let index = |node: &json_text::Node, key: &str| match &node.kind {
@@ -624,13 +632,14 @@ fn json_edit(
                 None => None,
             };
             match edit {
-                Some(edit) => json_text::apply(text, vec![edit]),
+                // A person's comments in what goes stay.
+                Some(edit) => json_text::apply(text, vec![json_text::keeping_comments(text, edit)]),
                 None => return Ok(None),
             }
         }
     };
     // The result must parse and hold exactly the server wanted, or nothing is written.
-    let check = json_entry(path, &after);
+    let check = json_entry(path, &after, syntax);
     let ok = match (launch, check) {
         (Some(c), Ok(Some((_, present)))) => present == *c,
         (None, Ok(None)) => true,
@@ -1134,7 +1143,10 @@ mod tests {
             args["mcpServers"]["cairn"]["args"],
             json!(["--data-dir", "/data/my archive", "mcp"])
         );
-        assert_eq!(json_entry(json, &on).unwrap().unwrap().1, elsewhere);
+        assert_eq!(
+            json_entry(json, &on, Syntax::Json).unwrap().unwrap().1,
+            elsewhere
+        );
         assert_eq!(
             json_edit(Agent::Claude, json, &on, Some(&elsewhere)).unwrap(),
             None
@@ -1335,7 +1347,8 @@ pub mod internals {
     use crate::error::Result;
 
     pub use crate::hooks::json_text::{
-        Edit, Kind, Node, apply, insert_members, parse, push_element, remove, replace,
+        Edit, Kind, Node, Syntax, apply, insert_members, keeping_comments, parse, parse_as,
+        push_element, remove, replace,
     };
 
     /// `settings::with_hook`: the settings text with Cairn's hook on `events` and off `drop`.

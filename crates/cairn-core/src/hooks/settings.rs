@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::is_cairn_hook_command;
-use super::json_text;
+use super::json_text::{self, Syntax};
 use crate::archive::Agent;
 use crate::error::{Error, Result};
 
@@ -63,6 +63,16 @@ pub(super) fn read_text(path: &Path) -> Result<String> {
 
 /// The settings file's values and where they lie, `None` for an empty file.
 pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text::Node>> {
+    parse_settings_as(path, text, Syntax::Json)
+}
+
+/// [`parse_settings`] for a file its agent reads as `syntax`: comments are taken where the agent
+/// takes them, and refused, saying so, where it does not.
+pub(super) fn parse_settings_as(
+    path: &Path,
+    text: &str,
+    syntax: Syntax,
+) -> Result<Option<json_text::Node>> {
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -74,14 +84,38 @@ pub(super) fn parse_settings(path: &Path, text: &str) -> Result<Option<json_text
             path.display()
         )));
     }
-    let root = json_text::parse(text).map_err(|e| {
-        // serde_json's message says where (line and column) the file stops being JSON.
-        let why = serde_json::from_str::<serde::de::IgnoredAny>(text)
+    let root = json_text::parse_as(text, syntax).map_err(|e| {
+        let path = path.display();
+        if let Some(at) = e
+            .strip_prefix(json_text::UNCLOSED)
+            .and_then(|at| at.parse::<usize>().ok())
+        {
+            let line = text[..at.min(text.len())].matches('\n').count() + 1;
+            return Error::Invalid(format!(
+                "{path} is not valid JSON: the `/*` comment on line {line} is never closed; close it with `*/` or take it out, then run the command again"
+            ));
+        }
+        if syntax == Syntax::Json && json_text::parse_as(text, Syntax::Jsonc).is_ok() {
+            return Error::Invalid(format!(
+                "{path} is not valid JSON: it holds comments (`//` or `/* */`), which JSON does not allow; take them out (this agent's settings are plain JSON), then run the command again"
+            ));
+        }
+        // serde_json's message says where (line and column) the file stops being JSON; with
+        // comments blanked out, at the place it has in the file.
+        let read = match syntax {
+            Syntax::Json => text.into(),
+            Syntax::Jsonc => json_text::blank(text),
+        };
+        let why = serde_json::from_str::<serde::de::IgnoredAny>(&read)
             .err()
             .map_or(e, |e| e.to_string());
+        let with = if syntax == Syntax::Jsonc {
+            " with comments"
+        } else {
+            ""
+        };
         Error::Invalid(format!(
-            "{} is not valid JSON ({why}); fix it or move it aside, then run the command again",
-            path.display()
+            "{path} is not valid JSON{with} ({why}); fix it or move it aside, then run the command again"
         ))
     })?;
     if !root.is_object() {
@@ -167,6 +201,53 @@ pub(super) fn without_hooks<'t>(
         current = json_text::apply(&current, vec![edit]).into();
     }
     Ok(current)
+}
+
+/// `after` (`before` with Cairn's hooks taken out) without its `hooks` object when taking
+/// them out left it empty: the install added it, or it held Cairn's hooks alone. A `hooks`
+/// that was empty before stays, as does one whose key is repeated (taking the last off would
+/// uncover the one before it).
+pub(super) fn without_emptied_hooks<'t>(
+    path: &Path,
+    before: &str,
+    after: std::borrow::Cow<'t, str>,
+) -> Result<std::borrow::Cow<'t, str>> {
+    let members = |node: Option<&json_text::Node>| match node.map(|n| &n.kind) {
+        Some(json_text::Kind::Object(m)) => Some(m.len()),
+        _ => None,
+    };
+    let Some(root) = parse_settings(path, &after)? else {
+        return Ok(after);
+    };
+    let json_text::Kind::Object(top) = &root.kind else {
+        return Ok(after);
+    };
+    let was = parse_settings(path, before)?.and_then(|r| members(r.get("hooks")));
+    let once = top.iter().filter(|(k, _, _)| k == "hooks").count() == 1;
+    if members(root.get("hooks")) != Some(0) || was.is_none_or(|n| n == 0) || !once {
+        return Ok(after);
+    }
+    let edit = top
+        .iter()
+        .position(|(k, _, _)| k == "hooks")
+        .and_then(|at| json_text::remove(&root, at));
+    Ok(match edit {
+        Some(edit) => json_text::apply(&after, vec![edit]).into(),
+        None => after,
+    })
+}
+
+/// Whether the settings in `text` hold any hook command at all, on any event.
+pub(super) fn any_hook(path: &Path, text: &str) -> bool {
+    let Ok(Some(root)) = parse_settings(path, text) else {
+        return false;
+    };
+    match root.get("hooks").map(|h| &h.kind) {
+        Some(json_text::Kind::Object(events)) => events
+            .iter()
+            .any(|(_, _, groups)| commands(groups).next().is_some()),
+        _ => false,
+    }
 }
 
 /// `text` with Cairn's hook (`command`) on each of `events`, or `None` when it is there.
@@ -328,7 +409,8 @@ pub(super) fn hide_secrets(text: &str) -> String {
             }
         }
     }
-    let masked = match json_text::parse(text) {
+    // Comments taken: a diff of a settings file with comments hides its values too.
+    let masked = match json_text::parse_as(text, Syntax::Jsonc) {
         Ok(root) => {
             let mut edits = Vec::new();
             values(text, &root, None, &mut edits);
