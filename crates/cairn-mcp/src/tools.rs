@@ -1329,9 +1329,12 @@ impl Server {
             "vectors_pending": answer.vectors_pending,
         });
         if items.is_empty() {
-            body["hint"] = Value::String(
-                "No agent session in the archive is known to be behind it (it may predate the archive, or a person wrote it). Try `search` with words from it, `skim` for the branch's sessions, or a description of the change as `target`.".to_owned(),
-            );
+            let hint = if answer.kind == cairn_core::views::why::WhyKind::Description {
+                "No session of this repository matches the description (a description is looked up among the sessions of the repository the server runs in). Try other words, or `search`, which looks in every repository."
+            } else {
+                "No agent session in the archive is known to be behind it (it may predate the archive, or a person wrote it). Try `search` with words from it, `skim` for the branch's sessions, or a description of the change as `target`."
+            };
+            body["hint"] = Value::String(hint.to_owned());
         }
         self.answer("why", body, "sessions", items, 0, false)
     }

@@ -186,7 +186,7 @@ export const commands = {
 	 *  into the Downloads folder, else `<data dir>/exports/`; returns the file written.
 	 */
 	insightExport: (id: number, format: ExportFormat) => typedError<ExportedReport, ErrorReport_Serialize>(__TAURI_INVOKE("insight_export", { id, format })),
-	sessionExport: (key: string, options: ExportOptions_Deserialize) => typedError<ExportedSession, ErrorReport_Serialize>(__TAURI_INVOKE("session_export", { key, options })),
+	sessionExport: (key: string, options: ExportOptions_Deserialize) => typedError<ExportedSession_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("session_export", { key, options })),
 	/**  Exactly what forgetting `request` would remove; changes nothing. */
 	forgetPreview: (request: ForgetRequest_Deserialize) => typedError<ForgetPlan_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_preview", { request })),
 	/**
@@ -752,11 +752,24 @@ export type ExportedReport = {
 };
 
 /**  Where a session export was written, and what it left out. */
-export type ExportedSession = {
+export type ExportedSession = ExportedSession_Serialize | ExportedSession_Deserialize;
+
+/**  Where a session export was written, and what it left out. */
+export type ExportedSession_Deserialize = {
 	path: string,
 	file_name: string,
 	bytes: number | null,
-	left_out: LeftOut,
+	left_out: LeftOut_Deserialize,
+	/**  The same in one sentence, for the window to show. */
+	left_out_text: string,
+};
+
+/**  Where a session export was written, and what it left out. */
+export type ExportedSession_Serialize = {
+	path: string,
+	file_name: string,
+	bytes: number | null,
+	left_out: LeftOut_Serialize,
 	/**  The same in one sentence, for the window to show. */
 	left_out_text: string,
 };
@@ -1096,6 +1109,13 @@ export type ForgetEntry_Deserialize = {
 	deleted?: boolean,
 	/**  A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps. */
 	stays_archived: boolean,
+	/**  An archived entry another replaced (not rejected): it stays archived, replaced by this. */
+	superseded_by?: string | null,
+	/**
+	 *  The entry this one replaced, served again in its place when this one goes back to the
+	 *  inbox.
+	 */
+	hands_back_to?: string | null,
 };
 
 /**  A Recall entry that cites a forgotten session. */
@@ -1114,6 +1134,13 @@ export type ForgetEntry_Serialize = {
 	deleted: boolean,
 	/**  A rejected entry: it stays archived, out of the inbox, whatever evidence it keeps. */
 	stays_archived: boolean,
+	/**  An archived entry another replaced (not rejected): it stays archived, replaced by this. */
+	superseded_by?: string,
+	/**
+	 *  The entry this one replaced, served again in its place when this one goes back to the
+	 *  inbox.
+	 */
+	hands_back_to?: string,
 };
 
 /**  Exactly what a forget removes (before), or removed (after). */
@@ -1717,7 +1744,10 @@ export type LastPush = {
 };
 
 /**  What an export left out or changed, so its reader knows. */
-export type LeftOut = {
+export type LeftOut = LeftOut_Serialize | LeftOut_Deserialize;
+
+/**  What an export left out or changed, so its reader knows. */
+export type LeftOut_Deserialize = {
 	/**
 	 *  Redaction markers in the exported text, by kind (`github-pat`, `path`, …): those made
 	 *  at capture and those made on the way out.
@@ -1736,6 +1766,38 @@ export type LeftOut = {
 	compactions_not_exported: number,
 	/**  Whether the home directory was written as `~`. */
 	home_written_as_tilde: boolean,
+	/**
+	 *  Secrets split across two records (neither held it whole), each piece marked where it
+	 *  stands; their markers are counted in `redactions` too.
+	 */
+	secrets_split?: number,
+};
+
+/**  What an export left out or changed, so its reader knows. */
+export type LeftOut_Serialize = {
+	/**
+	 *  Redaction markers in the exported text, by kind (`github-pat`, `path`, …): those made
+	 *  at capture and those made on the way out.
+	 */
+	redactions: { [key in string]: number },
+	/**  Tool outputs cut at `max_output_bytes`, and the bytes they lost. */
+	outputs_cut: number,
+	output_bytes_cut: number,
+	max_output_bytes: number,
+	/**  Turns of the session not in this export (a turn range was asked for). */
+	turns_not_exported: number,
+	/**
+	 *  The agent's compaction transcripts (its own summaries of the conversation so far),
+	 *  which the archive keeps beside the session and no export format carries.
+	 */
+	compactions_not_exported: number,
+	/**  Whether the home directory was written as `~`. */
+	home_written_as_tilde: boolean,
+	/**
+	 *  Secrets split across two records (neither held it whole), each piece marked where it
+	 *  stands; their markers are counted in `redactions` too.
+	 */
+	secrets_split?: number,
 };
 
 export type LineRange = {
@@ -2027,7 +2089,9 @@ export type OutboundPreview = {
 	removed: Removed[],
 };
 
-export type Packed = {
+export type Packed = Packed_Serialize | Packed_Deserialize;
+
+export type Packed_Deserialize = {
 	text: string,
 	/**  Ids of the entries in `text`, in order. */
 	entry_ids: string[],
@@ -2035,6 +2099,22 @@ export type Packed = {
 	shortened_ids: string[],
 	/**  Ids of ranked entries left out because they did not fit. */
 	omitted_ids: string[],
+	/**  Ids of ranked entries left out because an entry packed before says the same title. */
+	collapsed_ids?: string[],
+	bytes: number,
+	estimated_tokens: number,
+};
+
+export type Packed_Serialize = {
+	text: string,
+	/**  Ids of the entries in `text`, in order. */
+	entry_ids: string[],
+	/**  Ids of entries that were shortened to fit. */
+	shortened_ids: string[],
+	/**  Ids of ranked entries left out because they did not fit. */
+	omitted_ids: string[],
+	/**  Ids of ranked entries left out because an entry packed before says the same title. */
+	collapsed_ids: string[],
 	bytes: number,
 	estimated_tokens: number,
 };
@@ -2079,6 +2159,12 @@ export type Preview_Deserialize = {
 	 *  text goes to the generator) when the slice asks for them, else left out.
 	 */
 	teammates_sessions?: number,
+	/**
+	 *  With a branch: sessions in the slice's time and filters related to it only weakly
+	 *  (they recorded it or ran while it was checked out), included when the slice asks for
+	 *  them (`include_weak`), else left out. See [`branch_note`].
+	 */
+	weak_sessions?: number,
 	/**  A stored report that answers this exactly (shown instead unless forced). */
 	cached_id?: number | null,
 	/**  The exact text that would be sent. */
@@ -2101,6 +2187,12 @@ export type Preview_Serialize = {
 	 *  text goes to the generator) when the slice asks for them, else left out.
 	 */
 	teammates_sessions: number,
+	/**
+	 *  With a branch: sessions in the slice's time and filters related to it only weakly
+	 *  (they recorded it or ran while it was checked out), included when the slice asks for
+	 *  them (`include_weak`), else left out. See [`branch_note`].
+	 */
+	weak_sessions: number,
 	/**  A stored report that answers this exactly (shown instead unless forced). */
 	cached_id: number | null,
 	/**  The exact text that would be sent. */
@@ -2305,7 +2397,7 @@ export type QueryResponse_Deserialize = {
 	mode: Mode,
 	trusted_only: boolean,
 	results: Ranked_Deserialize[],
-	context?: Packed | null,
+	context?: Packed_Deserialize | null,
 	/**  `no_results`, `context_empty`, or empty. */
 	miss_reason: string,
 	/**
@@ -2326,7 +2418,7 @@ export type QueryResponse_Serialize = {
 	mode: Mode,
 	trusted_only: boolean,
 	results: Ranked_Serialize[],
-	context: Packed | null,
+	context: Packed_Serialize | null,
 	/**  `no_results`, `context_empty`, or empty. */
 	miss_reason: string,
 	/**
@@ -2865,6 +2957,12 @@ export type RunReport_Deserialize = {
 	units: number,
 	/**  New entries. */
 	entries: number,
+	/**
+	 *  New entries whose cited records lie outside the unit the model was shown (or run
+	 *  backwards): a protocol violation, so each is bound to the whole unit with a note saying
+	 *  so (its `provenance_note`, shown where a reviewer reads it), never silently.
+	 */
+	evidence_out_of_unit?: number,
 	/**  Model calls made (splits included). */
 	calls: number,
 	usage: Usage,
@@ -2895,6 +2993,12 @@ export type RunReport_Serialize = {
 	units: number,
 	/**  New entries. */
 	entries: number,
+	/**
+	 *  New entries whose cited records lie outside the unit the model was shown (or run
+	 *  backwards): a protocol violation, so each is bound to the whole unit with a note saying
+	 *  so (its `provenance_note`, shown where a reviewer reads it), never silently.
+	 */
+	evidence_out_of_unit: number,
 	/**  Model calls made (splits included). */
 	calls: number,
 	usage: Usage,
@@ -3576,9 +3680,14 @@ export type SliceRequest_Deserialize = {
 	agent?: Agent | null,
 	/**
 	 *  A branch name (`feature/login`) or branch key (`ref:refs/heads/feature/login`): only
-	 *  sessions related to it by strong evidence.
+	 *  sessions related to it by strong evidence (a commit, an edit, a person's link).
 	 */
 	branch?: string | null,
+	/**
+	 *  With `branch`: also the sessions only weakly related to it, that recorded it or ran
+	 *  while it was checked out (`skim --include-weak`'s sessions). Off by default.
+	 */
+	include_weak?: boolean,
 	automation?: Automation,
 	/**
 	 *  Include teammates' sessions pulled here (`cairn pull` of `publish --full`): their
@@ -3595,9 +3704,14 @@ export type SliceRequest_Serialize = {
 	agent: Agent | null,
 	/**
 	 *  A branch name (`feature/login`) or branch key (`ref:refs/heads/feature/login`): only
-	 *  sessions related to it by strong evidence.
+	 *  sessions related to it by strong evidence (a commit, an edit, a person's link).
 	 */
 	branch: string | null,
+	/**
+	 *  With `branch`: also the sessions only weakly related to it, that recorded it or ran
+	 *  while it was checked out (`skim --include-weak`'s sessions). Off by default.
+	 */
+	include_weak: boolean,
 	automation: Automation,
 	/**
 	 *  Include teammates' sessions pulled here (`cairn pull` of `publish --full`): their
@@ -3618,6 +3732,11 @@ export type Slice_Deserialize = {
 	project?: string | null,
 	agent?: Agent | null,
 	branch?: string | null,
+	/**
+	 *  The branch's weakly related sessions are in it (see [`SliceRequest::include_weak`]);
+	 *  never without a branch.
+	 */
+	include_weak?: boolean,
 	automation: Automation,
 	/**  Teammates' pulled sessions are in it (see [`SliceRequest::teammates`]). */
 	teammates?: boolean,
@@ -3635,6 +3754,11 @@ export type Slice_Serialize = {
 	project: string | null,
 	agent: Agent | null,
 	branch: string | null,
+	/**
+	 *  The branch's weakly related sessions are in it (see [`SliceRequest::include_weak`]);
+	 *  never without a branch.
+	 */
+	include_weak?: boolean,
 	automation: Automation,
 	/**  Teammates' pulled sessions are in it (see [`SliceRequest::teammates`]). */
 	teammates?: boolean,

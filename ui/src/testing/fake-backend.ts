@@ -863,7 +863,7 @@ export function fakeBackend(options: FakeOptions = {}) {
       case 'insight_preview': {
         const request = args.request as { slice: { since?: string; until?: string; project?: string; teammates?: boolean } };
         return {
-          slice: { since: request.slice.since ?? '2026-11-23T00:00:00.000Z', until: request.slice.until ?? '2026-11-30T10:00:00.000Z', project: request.slice.project ?? null, agent: null, branch: null, automation: 'exclude', teammates: request.slice.teammates ?? false },
+          slice: { since: request.slice.since ?? '2026-11-23T00:00:00.000Z', until: request.slice.until ?? '2026-11-30T10:00:00.000Z', project: request.slice.project ?? null, agent: null, branch: null, automation: 'exclude', teammates: request.slice.teammates ?? false, include_weak: false },
           slice_label: request.slice.project ? `project ${request.slice.project}` : 'last 7 days',
           template_id: 'weekly-summary',
           generator: { backend: 'claude', model: null, endpoint_hash: null },
@@ -872,6 +872,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           prompt_chars: 1234,
           redactions: 2,
           teammates_sessions: 1,
+          weak_sessions: 0,
           cached_id: null,
           prompt: '…',
         };
