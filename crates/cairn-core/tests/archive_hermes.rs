@@ -96,3 +96,64 @@ fn a_session_rewritten_and_one_caught_half_written() {
     );
     assert_eq!(calls, 1);
 }
+
+/// A rewrite that drops the first messages (a compressed context) takes those back and keeps
+/// what they said, and every other record stays as it was: keyed by place, each later message
+/// was written over the one before it and the first prompt was lost.
+#[test]
+fn a_rewrite_that_drops_the_first_messages_loses_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let path = support::copy_into(
+        &support::fixtures().join("hermes/session_20260429_hermes_large.json"),
+        src.path(),
+        "session_20260429_hermes_large.json",
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let files = support::found(Agent::Hermes, src.path());
+    let first = support::capture(&cairn, &files);
+    let records = first.records_added;
+    assert!(records >= 4, "{first:?}");
+    let texts = |sql: &str| support::count(data.path(), sql);
+    let prompt = "SELECT count(*) FROM records WHERE text = 'Check the current directory.'";
+    assert_eq!(texts(prompt), 1);
+
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let messages = doc["messages"].as_array_mut().unwrap();
+    messages.drain(..2);
+    let at = messages.len() - 1;
+    messages.insert(at, json!({"role": "user", "content": "LATER prompt"}));
+    messages.insert(
+        at + 1,
+        json!({"role": "assistant", "content": "LATER answer"}),
+    );
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let again = support::capture(&cairn, &files);
+    assert_eq!(
+        again.records_added, 2,
+        "the two new messages alone: {again:?}"
+    );
+    assert_eq!(texts(prompt), 1, "the first prompt is kept");
+    assert_eq!(
+        texts(
+            "SELECT count(*) FROM records WHERE text = 'Check the current directory.' AND retracted_at IS NOT NULL"
+        ),
+        1,
+        "taken back by the agent"
+    );
+    assert_eq!(
+        texts("SELECT count(*) FROM records WHERE text = 'I will inspect the directory.'"),
+        1
+    );
+    assert_eq!(
+        texts(
+            "SELECT count(*) FROM records WHERE retracted_at IS NULL AND text LIKE 'The current directory is%'"
+        ),
+        1,
+        "a message kept by the rewrite is not written over"
+    );
+    assert_eq!(
+        texts("SELECT count(*) FROM records"),
+        i64::from(records) + 2
+    );
+}

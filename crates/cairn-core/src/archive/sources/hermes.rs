@@ -8,8 +8,12 @@
 //! `assistant` (`content`, `reasoning_content` or `reasoning`, `tool_calls[{id, function{name,
 //! arguments}}]` with the arguments as JSON text), `tool` (`tool_call_id`, `tool_name`,
 //! `content`, `finish_reason` `error` for a call that failed), and a closing `session_meta`.
-//! Messages carry no ids or times: each is a unit keyed by its place in the list (the session's
-//! times are the document's: Hermes writes `session_start` and `last_updated` as Python's
+//! Messages carry no ids or times: each is a unit keyed by what it says ([`message_key`]: a hash
+//! of the message as redacted), so a rewrite that drops or folds earlier messages (a compressed
+//! context) takes those back and keeps every other record as it was; keyed by place, each later
+//! message would have been written over the one before it. A session first read by an older
+//! build keeps its place keys (`by_content` unset in its saved state): new keys would take
+//! every message back and add it again. The session's times are the document's: Hermes writes `session_start` and `last_updated` as Python's
 //! `datetime.now().isoformat()`, the local time without a zone, read as this machine's; a time
 //! with a zone, as some copies have, is read as written).
 
@@ -123,6 +127,10 @@ pub fn owns_path(path: &Path) -> bool {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct HermesParser {
     meta: SessionMeta,
+    /// Messages are keyed by what they say ([`message_key`]); unset in the state an older build
+    /// saved, whose sessions keep their place keys (`#<index>`).
+    #[serde(default)]
+    by_content: bool,
     /// The zone a time written without one is read in: this machine's (set at every resume).
     #[serde(skip, default = "jiff::tz::TimeZone::system")]
     zone: jiff::tz::TimeZone,
@@ -137,6 +145,7 @@ impl HermesParser {
             Some(state) => serde_json::from_value(state.clone()),
             None => Ok(HermesParser {
                 meta: SessionMeta::default(),
+                by_content: true,
                 zone: jiff::tz::TimeZone::system(),
                 home: dirs::home_dir(),
             }),
@@ -225,14 +234,36 @@ impl DocumentParser for HermesParser {
         if let Some(o) = doc.as_object_mut() {
             o.remove("messages");
         }
+        let by_content = self.by_content;
         let units = units
             .into_iter()
             .flatten()
             .take(MAX_MESSAGES)
             .enumerate()
-            .map(|(i, m)| (format!("#{i}"), m));
+            .map(move |(i, m)| {
+                let key = if by_content {
+                    message_key(&m)
+                } else {
+                    format!("#{i}")
+                };
+                (key, m)
+            });
         (doc, Box::new(units))
     }
+}
+
+/// The key of a message: `m` + 16 hex digits of SHA-256 over the message as redacted (a hash of
+/// a secret's text would let anyone test a guess of it). Two messages saying the same are told
+/// apart by their order, as the document reader does with any repeated key.
+fn message_key(message: &Value) -> String {
+    let mut redacted = message.clone();
+    crate::archive::redact::Redactor::global().redact_json(&mut redacted, &mut Vec::new());
+    let text = serde_json::to_string(&redacted).unwrap_or_default();
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(b"cairn/hermes-message/v1\0");
+    hasher.update(text.as_bytes());
+    format!("m{}", &hex::encode(hasher.finalize())[..16])
 }
 
 impl super::UnitParser for HermesParser {
@@ -282,6 +313,39 @@ mod tests {
     use crate::archive::{Outcome, RecordKind};
     use serde_json::json;
 
+    /// A session new to this build keys its messages by what they say, and keeps doing so once
+    /// saved; one an older build saved (no `by_content`) keeps keying them by place.
+    #[test]
+    fn messages_are_keyed_by_content_unless_an_older_build_began_the_session() {
+        let keys = |p: &HermesParser| {
+            let doc = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "hi"}, {"role": "assistant", "content": "AKIAZ7Q4N2M8K3T6W1XR"}]});
+            let text = doc.to_string();
+            let shallow = Shallow::read(&text, p.units_at()).unwrap();
+            p.split(shallow).1.map(|(k, _)| k).collect::<Vec<_>>()
+        };
+        let fresh = HermesParser::resume(None).unwrap();
+        let by_content = keys(&fresh);
+        assert!(
+            by_content
+                .iter()
+                .all(|k| k.starts_with('m') && k.len() == 17),
+            "{by_content:?}"
+        );
+        assert_eq!(
+            by_content[0], by_content[1],
+            "the reader tells repeated keys apart"
+        );
+        let kept = HermesParser::resume(Some(&fresh.save())).unwrap();
+        assert_eq!(keys(&kept), by_content);
+        let mut saved = fresh.save();
+        saved.as_object_mut().unwrap().remove("by_content");
+        let older = HermesParser::resume(Some(&saved)).unwrap();
+        assert_eq!(keys(&older), ["#0", "#1", "#2"]);
+        // The key of a message holding a secret is the hash of it redacted.
+        let redacted = json!({"role": "assistant", "content": "[REDACTED:aws-access-key]"});
+        assert_eq!(by_content[2], message_key(&redacted));
+    }
+
     #[test]
     fn a_session_document_reads_as_keyed_messages() {
         let text = json!({
@@ -304,7 +368,7 @@ mod tests {
         let mut out = LineOutput::default();
         parser.header(&header, &mut out);
         let units: Vec<(String, Value)> = units.collect();
-        assert_eq!(units[0].0, "#0");
+        assert_eq!(units[0].0, message_key(&units[0].1));
         for (key, unit) in &units {
             parser.unit(key, unit, &mut out);
         }
