@@ -1794,3 +1794,56 @@ fn a_reviewers_edit_is_made_printable() {
         assert!(!stored.contains(bad), "{bad:?} in {stored}");
     }
 }
+
+/// What the ledger says an agent was answered over MCP is what applied where it asked: an entry
+/// scoped to another branch, read and then left out by the session-start rule, is not logged as
+/// shown to it.
+#[test]
+fn the_ledger_holds_the_entries_that_applied_where_the_agent_asked() {
+    let (data, cairn) = archive();
+    let mut other: serde_json::Value =
+        serde_json::from_str(&line("on-feat", SMALL, 2, 3, "Feature advice", "b")).unwrap();
+    other["scope"] = json!("branch");
+    other["git_branch"] = json!("feat/x");
+    let text = [line("wide", SMALL, 0, 1, "Project advice", "a"), other.to_string()].join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    let project = cairn.recall_get("wide").unwrap().project;
+    assert_eq!(cairn.recall_get("on-feat").unwrap().project, project);
+    let mut writer = cairn.agent_writer().unwrap();
+    let req = QueryRequest {
+        text: String::new(),
+        filters: Filters {
+            trusted_only: true,
+            ..Filters::default()
+        },
+        context: true,
+        ..QueryRequest::default()
+    };
+    let reach = cairn_core::recall::memory::Reach {
+        project: Some(project),
+        branch: Some("main".into()),
+    };
+    let resp = cairn
+        .agent_recall_applying(&req, &reach, Surface::Brief, Some(&mut writer))
+        .unwrap();
+    let shown: Vec<&str> = resp.results.iter().map(|r| r.entry.id.as_str()).collect();
+    assert_eq!(shown, ["wide"]);
+    let id = resp.query_id.expect("logged");
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let logged: Vec<(String, bool)> = conn
+        .prepare("SELECT entry_id, packed FROM recall_query_exposures WHERE query_id = ?1 ORDER BY rank")
+        .unwrap()
+        .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(logged, [("wide".to_owned(), true)]);
+    let counted: (i64, i64) = conn
+        .query_row(
+            "SELECT result_count, packed_count FROM recall_query_events WHERE id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(counted, (1, 1));
+}

@@ -74,24 +74,27 @@ impl Cairn {
             self.recall_answer(&store, req)?
         };
         if let Some(w) = writer {
-            // The answer does not wait on the ledger: while a sync holds the write lock the
-            // line is skipped (no `query_id`), not queued for up to the writers' 30 s.
-            let recorded = w.store.waiting_at_most(Self::LEDGER_WAIT, |conn| {
-                recall::ledger::record_response(
-                    conn,
-                    req,
-                    &resp,
-                    surface,
-                    "mcp",
-                    &crate::clock::now(),
-                )
-            });
-            match recorded {
-                Ok(id) => resp.query_id = Some(id),
-                Err(e) => tracing::warn!("recall ledger: {e}"),
-            }
+            Self::record_agent_query(w, req, &mut resp, surface);
         }
         Ok(resp)
+    }
+
+    /// Put what an agent was answered (`resp`, to `req`) in the ledger of Recall queries, and
+    /// its line's id in the answer. The answer does not wait on the ledger: while a sync holds
+    /// the write lock the line is skipped (no `query_id`), not queued for up to the writers' 30 s.
+    pub(crate) fn record_agent_query(
+        writer: &mut AgentWriter,
+        req: &recall::QueryRequest,
+        resp: &mut recall::QueryResponse,
+        surface: recall::model::Surface,
+    ) {
+        let recorded = writer.store.waiting_at_most(Self::LEDGER_WAIT, |conn| {
+            recall::ledger::record_response(conn, req, resp, surface, "mcp", &crate::clock::now())
+        });
+        match recorded {
+            Ok(id) => resp.query_id = Some(id),
+            Err(e) => tracing::warn!("recall ledger: {e}"),
+        }
     }
 
     /// An entry an agent proposes: unreviewed, with its provenance; the same proposal twice

@@ -120,7 +120,10 @@ impl Cairn {
                 .max(want),
         );
         let branch = reach.branch.as_deref();
-        let mut resp = self.agent_recall_query(&wide, surface, writer)?;
+        let mut resp = {
+            let store = self.store();
+            self.recall_answer(&store, &wide)?
+        };
         resp.results.retain(|r| memory::applies(&r.entry, branch));
         resp.results.truncate(want as usize);
         if resp.results.is_empty() && req.filters.trusted_only {
@@ -159,6 +162,13 @@ impl Cairn {
         } else {
             recall::model::MissReason::None
         };
+        // The ledger holds what the agent was answered: the entries that apply, as packed.
+        if let Some(w) = writer {
+            let mut asked = wide;
+            asked.filters.limit = req.filters.limit;
+            asked.context = req.context;
+            Self::record_agent_query(w, &asked, &mut resp, surface);
+        }
         Ok(resp)
     }
 
