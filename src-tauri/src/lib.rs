@@ -1685,11 +1685,12 @@ mod tests {
         );
 
         let rejected = invoke(&app, "recall_reject", json!({ "id": "rc-known" })).unwrap();
-        assert_eq!(rejected["status"], "archived");
+        assert_eq!(rejected["entry"]["status"], "archived");
+        assert_eq!(rejected["reinstated"], Value::Null, "it replaced nothing");
         let restored = invoke(&app, "recall_restore", json!({ "id": "rc-known" })).unwrap();
         assert_eq!(restored["status"], "accepted");
         let again = invoke(&app, "recall_reject", json!({ "id": "rc-known" })).unwrap();
-        assert_eq!(again["status"], "archived");
+        assert_eq!(again["entry"]["status"], "archived");
         let missing = invoke(&app, "recall_accept", json!({ "id": "nope", "edit": null }));
         let missing = missing.unwrap_err();
         assert_eq!(missing["kind"], "not_found", "{missing}");
@@ -1703,6 +1704,44 @@ mod tests {
         let bad = bad.unwrap_err();
         assert_eq!(bad["kind"], "invalid", "{bad}");
         assert!(bad["message"].as_str().unwrap().contains("trusted-only"));
+    }
+
+    #[test]
+    fn rejecting_a_replacement_serves_the_entry_it_replaced_and_undo_replaces_it_again() {
+        let (_dir, backend) = recall_archive();
+        let app = mock_app(backend);
+        invoke(
+            &app,
+            "recall_accept",
+            json!({ "id": "rc-new", "edit": null }),
+        )
+        .unwrap();
+        invoke(
+            &app,
+            "recall_supersede",
+            json!({ "oldId": "rc-known", "newId": "rc-new" }),
+        )
+        .unwrap();
+
+        let rejected = invoke(&app, "recall_reject", json!({ "id": "rc-new" })).unwrap();
+        assert_eq!(rejected["entry"]["id"], "rc-new", "{rejected}");
+        assert_eq!(rejected["entry"]["status"], "archived");
+        assert_eq!(rejected["reinstated"]["id"], "rc-known", "{rejected}");
+        assert_eq!(rejected["reinstated"]["status"], "accepted");
+        assert_eq!(rejected["reinstated"]["superseded_by_entry_id"], "");
+
+        // Undo: the replacement is served again and replaces the older entry again.
+        let restored = invoke(&app, "recall_restore", json!({ "id": "rc-new" })).unwrap();
+        assert_eq!(restored["status"], "accepted");
+        assert_eq!(restored["supersedes_entry_id"], "rc-known", "{restored}");
+        let archived = invoke(
+            &app,
+            "recall_list",
+            json!({ "filters": { "status": "archived", "trusted_only": false } }),
+        )
+        .unwrap();
+        assert_eq!(archived[0]["id"], "rc-known", "{archived}");
+        assert_eq!(archived[0]["superseded_by_entry_id"], "rc-new");
     }
 
     /// A stand-in for `claude -p --output-format json`: answers with a report citing the first

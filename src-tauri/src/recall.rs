@@ -10,6 +10,7 @@ use cairn_core::recall::model::{Entry, ReviewState, Surface, Vocabulary};
 use cairn_core::recall::review::{Edit, InboxItem};
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{QueryRequest, QueryResponse, RecallStats};
+use serde::Serialize;
 use tauri::State;
 
 use crate::backend::Backend;
@@ -91,15 +92,34 @@ pub async fn recall_unaccept(
     with_cairn(&backend, move |c| c.recall_unaccept(&id, previous)).await
 }
 
-/// Reject an entry: archived, no longer served.
+/// What a rejection did: the entry, archived, and the entry it had replaced when that one is
+/// served again in its place (a rejected replacement hands its place back).
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct Rejected {
+    pub entry: Entry,
+    pub reinstated: Option<Entry>,
+}
+
+/// Reject an entry: archived, no longer served. A replacement hands its place back to the
+/// entry it replaced, which `reinstated` names.
 #[tauri::command]
 #[specta::specta]
-pub async fn recall_reject(backend: State<'_, Backend>, id: String) -> Result<Entry, ErrorReport> {
-    with_cairn(&backend, move |c| c.recall_reject(&id)).await
+pub async fn recall_reject(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<Rejected, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        c.recall_reject_handing_back(&id).map(|r| Rejected {
+            entry: r.entry,
+            reinstated: r.reinstated,
+        })
+    })
+    .await
 }
 
 /// Take a rejection back (Undo): the entry is where it was before, one never reviewed in the
-/// inbox again.
+/// inbox again; a replacement served again replaces again the entry it had replaced (its
+/// `supersedes_entry_id`, when it is accepted).
 #[tauri::command]
 #[specta::specta]
 pub async fn recall_restore(backend: State<'_, Backend>, id: String) -> Result<Entry, ErrorReport> {

@@ -321,6 +321,27 @@ describe('the Entries list', () => {
     expect(one(target, '[data-testid="corpus-notice"]')).toBeNull();
   });
 
+  it('says which entry an archived replacement hands its place back to, and Undo replaces it again', async () => {
+    const { target, calls } = await render('cairn://recall?tab=corpus', { replacements: true });
+    expect(shownIds(target)).not.toContain('rc-0:trusted');
+    click(one(target, '[data-testid="recall-entry"][data-entry-id="rc-1"] [data-testid="archive-entry"]'));
+    await settle();
+    expect(one(target, '[data-testid="corpus-notice"]')!.textContent).toContain(
+      "Archived “Login needs the session cookie”: agents' briefs leave it out now; “Login needs the old cookie name” is served again in its place",
+    );
+    // The entry it had replaced is served again, trusted as it was.
+    expect(shownIds(target)).toContain('rc-0:trusted');
+    expect(shownIds(target)).not.toContain('rc-1:trusted');
+    click(one(target, '[data-testid="corpus-undo"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_restore').map((c) => c.args)).toEqual([{ id: 'rc-1' }]);
+    expect(one(target, '[data-testid="corpus-notice"]')!.textContent).toContain(
+      '“Login needs the session cookie” is served again and replaces “Login needs the old cookie name” again',
+    );
+    expect(shownIds(target)).toContain('rc-1:trusted');
+    expect(shownIds(target)).not.toContain('rc-0:trusted');
+  });
+
   it('says why an archive failed and keeps the entry', async () => {
     const failure = { kind: 'read_only', message: 'the store is read-only', hint: 'Open the archive without --read-only.' };
     const { target } = await render('cairn://recall?tab=corpus', { failOnce: { recall_reject: failure } });
@@ -357,6 +378,19 @@ describe('Recall beside sessions and search', () => {
     const enter = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
     link.dispatchEvent(enter);
     expect(enter.defaultPrevented).toBe(false);
+  });
+
+  it('says, before a forget, which entry stays replaced and which one is served again', async () => {
+    const { target } = await render(`cairn://session/${key(1)}`);
+    const toggle = one(target, '[data-testid="session-more-toggle"]')!;
+    if (toggle.getAttribute('aria-expanded') !== 'true') click(toggle);
+    flushSync();
+    click(one(target, '[data-testid="forget-button"]'));
+    await settle();
+    const lines = [...one(target, '[data-testid="forget-plan"]')!.querySelectorAll('li')].map((li) => li.textContent?.replace(/\s+/g, ' ').trim());
+    expect(lines).toContain('The old cookie name — replaced by e3: stays archived');
+    expect(lines).toContain('The new cookie name — accepted before: back to the inbox, unreviewed; e2 is served again in its place');
+    expect(lines).toContain('A fact — accepted before: back to the inbox, unreviewed');
   });
 
   it('searches Recall entries in Recall mode', async () => {
@@ -422,6 +456,70 @@ describe('generated insights', () => {
     expect(why.textContent).toContain('No session falls in this slice');
     expect(why.textContent).toContain('set “Since” earlier to widen it, or clear Project.');
     expect(generate.getAttribute('aria-describedby')).toBe(why.id);
+  });
+
+  it('offers the sessions that only ran on a branch once one is asked for, says how many are left out, and sends include_weak', async () => {
+    const { target, stores, calls } = await render('cairn://recall?tab=generated');
+    const box = () => one(target, '[data-testid="insight-include-weak"]') as HTMLInputElement | null;
+    const note = () => one(target, '[data-testid="insight-weak-note"]')?.textContent?.replace(/\s+/g, ' ').trim() ?? null;
+    const lastPreview = () => calls.filter((c) => c.cmd === 'insight_preview').at(-1)?.args.request as { slice: Record<string, unknown> };
+    // Without a branch there is nothing to include.
+    expect(box()).toBeNull();
+    expect(note()).toBeNull();
+
+    const branch = [...target.querySelectorAll('[data-testid="insight-form"] label')].find((l) => l.textContent?.trim().startsWith('Branch'))!.querySelector('input')!;
+    branch.value = 'feature/login';
+    branch.dispatchEvent(new Event('input', { bubbles: true }));
+    await stores.insights.loadPreview();
+    await settle();
+    expect(lastPreview().slice).toMatchObject({ branch: 'feature/login', include_weak: false });
+    // A real checkbox, named by its label, in the tab order.
+    const input = box()!;
+    expect(input.type).toBe('checkbox');
+    expect(input.checked).toBe(false);
+    expect(input.tabIndex).toBe(0);
+    expect(input.labels?.[0]?.textContent?.trim()).toBe('Include sessions that only ran on this branch');
+    expect(one(target, '[data-testid="insight-slice"]')?.textContent).toContain('1 session');
+    expect(note()).toBe('· 2 sessions that only ran on this branch are left out (tick “Include sessions that only ran on this branch” to include them)');
+
+    click(input);
+    await stores.insights.loadPreview();
+    await settle();
+    expect(lastPreview().slice).toMatchObject({ branch: 'feature/login', include_weak: true });
+    expect(note()).toBe('· includes 2 sessions that only ran on this branch');
+    expect(one(target, '[data-testid="insight-slice"]')?.textContent).toContain('3 sessions');
+
+    click(one(target, '[data-testid="generate"]'));
+    await settle();
+    const generate = calls.find((c) => c.cmd === 'insight_generate');
+    expect(generate?.args.request).toMatchObject({ slice: { branch: 'feature/login', include_weak: true } });
+
+    // The branch cleared: the box goes, and the request asks for nothing weak.
+    branch.value = '';
+    branch.dispatchEvent(new Event('input', { bubbles: true }));
+    await stores.insights.loadPreview();
+    await settle();
+    expect(box()).toBeNull();
+    expect(note()).toBeNull();
+    expect(lastPreview().slice).not.toHaveProperty('include_weak');
+  });
+
+  it('says, when a branch holds only sessions that ran on it, that ticking the box brings them in', async () => {
+    const { target, stores } = await render('cairn://recall?tab=generated');
+    stores.insights.branch = 'main';
+    await stores.insights.loadPreview();
+    await settle();
+    expect((one(target, '[data-testid="generate"]') as HTMLButtonElement).disabled).toBe(true);
+    expect(one(target, '[data-testid="insight-weak-note"]')?.textContent).toContain('1 session that only ran on this branch is left out');
+    expect(one(target, '[data-testid="insight-weak-note"]')?.textContent).toContain('to include it)');
+    expect(one(target, '[data-testid="insight-no-sessions"]')?.textContent).toContain(
+      'or clear Branch, or tick “Include sessions that only ran on this branch” (1 session).',
+    );
+    stores.insights.includeWeak = true;
+    await stores.insights.loadPreview();
+    await settle();
+    expect(one(target, '[data-testid="insight-no-sessions"]')).toBeNull();
+    expect((one(target, '[data-testid="generate"]') as HTMLButtonElement).disabled).toBe(false);
   });
 
   it('lists many saved reports as a virtual list, the open one selected', async () => {

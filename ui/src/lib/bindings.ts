@@ -121,11 +121,15 @@ export const commands = {
 	 *  the window showed before the accept; refused (conflict) for an entry no person accepted.
 	 */
 	recallUnaccept: (id: string, previous: ReviewState) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_unaccept", { id, previous })),
-	/**  Reject an entry: archived, no longer served. */
-	recallReject: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_reject", { id })),
+	/**
+	 *  Reject an entry: archived, no longer served. A replacement hands its place back to the
+	 *  entry it replaced, which `reinstated` names.
+	 */
+	recallReject: (id: string) => typedError<Rejected_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_reject", { id })),
 	/**
 	 *  Take a rejection back (Undo): the entry is where it was before, one never reviewed in the
-	 *  inbox again.
+	 *  inbox again; a replacement served again replaces again the entry it had replaced (its
+	 *  `supersedes_entry_id`, when it is accepted).
 	 */
 	recallRestore: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_restore", { id })),
 	/**
@@ -2772,6 +2776,30 @@ export type ReindexRequest_Serialize = {
 export type ReindexSkip = {
 	session_key: string,
 	reason: string,
+};
+
+/**
+ *  What a rejection did: the entry, archived, and the entry it had replaced when that one is
+ *  served again in its place (a rejected replacement hands its place back).
+ */
+export type Rejected = Rejected_Serialize | Rejected_Deserialize;
+
+/**
+ *  What a rejection did: the entry, archived, and the entry it had replaced when that one is
+ *  served again in its place (a rejected replacement hands its place back).
+ */
+export type Rejected_Deserialize = {
+	entry: Entry_Deserialize,
+	reinstated?: Entry_Deserialize | null,
+};
+
+/**
+ *  What a rejection did: the entry, archived, and the entry it had replaced when that one is
+ *  served again in its place (a rejected replacement hands its place back).
+ */
+export type Rejected_Serialize = {
+	entry: Entry_Serialize,
+	reinstated: Entry_Serialize | null,
 };
 
 export type Removed = {

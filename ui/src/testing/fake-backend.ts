@@ -42,6 +42,9 @@ export interface FakeOptions {
   moreReports?: number;
   /** More unreviewed Recall entries citing session 1, after the made-up ones (long lists). */
   moreEntries?: number;
+  /** Recall entries that replaced others: the trusted rc-1 replaced rc-0, the inbox's rc-4
+   * replaced rc-5 (both archived, pointing at their replacement). */
+  replacements?: boolean;
   /** No agent has used Recall through MCP yet (the ledger's agent view is empty). */
   noAgentUsage?: boolean;
   /** The first sync finds Claude Code about to delete transcripts Cairn has not captured. */
@@ -491,6 +494,15 @@ export function fakeBackend(options: FakeOptions = {}) {
     fakeEntry('rc-4', 'The hook needs tmux installed', false, 1, 6),
   ];
   for (let i = 0; i < (options.moreEntries ?? 0); i++) entries.push(fakeEntry(`rc-more-${i}`, `Entry ${i}`, false, 1, i));
+  if (options.replacements) {
+    const replaced = (old: Entry, by: string): Entry => ({ ...old, status: 'archived', trusted: false, superseded_by_entry_id: by });
+    entries = entries.map((e) => (e.id === 'rc-1' ? { ...e, supersedes_entry_id: 'rc-0' } : e.id === 'rc-4' ? { ...e, supersedes_entry_id: 'rc-5' } : e));
+    entries.push(replaced(fakeEntry('rc-0', 'Login needs the old cookie name', true, 1, 1), 'rc-1'));
+    entries.push(replaced(fakeEntry('rc-5', 'The hook wants tmux', false, 1, 4), 'rc-4'));
+  }
+  /** Entries a person rejected (the core's `rejected_at`): a rejected replacement hands its
+   * place back to the entry it replaced unless that one was rejected too. */
+  const rejected = new Set<string>();
   let reports: Insight[] = [fakeInsight(1, 'Last week', true), fakeInsight(2, 'Login work')];
   for (let i = 0; i < (options.moreReports ?? 0); i++) reports.push(fakeInsight(3 + i, `Report ${3 + i}`));
   const entry = (id: string) => {
@@ -793,16 +805,39 @@ export function fakeBackend(options: FakeOptions = {}) {
         }
         return update(e.id, { review_state: args.previous as Entry['review_state'], transferable: false });
       }
-      case 'recall_reject':
-        return update(args.id as string, { status: 'archived' });
+      case 'recall_reject': {
+        // As the core does: a replacement hands its place back to the entry it replaced.
+        const id = args.id as string;
+        const before = entry(id);
+        rejected.add(id);
+        const done = update(id, { status: 'archived' });
+        const old = entries.find((e) => e.id === before.supersedes_entry_id && e.superseded_by_entry_id === id);
+        let reinstated: Entry | null = null;
+        if (old) {
+          const serves = old.status === 'archived' && !rejected.has(old.id);
+          const back = update(old.id, { superseded_by_entry_id: '', status: serves ? 'accepted' : old.status });
+          if (serves) reinstated = back;
+        }
+        return { entry: done, reinstated };
+      }
       case 'recall_restore': {
         // As the core lists them, newest change first: the entry taken back comes first.
-        const back = update(args.id as string, { status: 'accepted' });
+        const id = args.id as string;
+        rejected.delete(id);
+        let back = update(id, { status: 'accepted' });
+        // A replacement served again replaces again the entry it had replaced, when that one
+        // is served and replaced by none; else it no longer claims to replace it.
+        const old = entries.find((e) => e.id === back.supersedes_entry_id);
+        if (back.supersedes_entry_id && old?.superseded_by_entry_id !== id) {
+          if (old && old.status === 'accepted' && !old.superseded_by_entry_id) update(old.id, { status: 'archived', superseded_by_entry_id: id });
+          else back = update(id, { supersedes_entry_id: '' });
+        }
         entries = [back, ...entries.filter((e) => e.id !== back.id)];
         return back;
       }
       case 'recall_supersede':
         update(args.oldId as string, { status: 'archived', superseded_by_entry_id: args.newId as string });
+        update(args.newId as string, { supersedes_entry_id: args.oldId as string });
         return null;
       case 'recall_merge': {
         // As the core does: the duplicate's evidence joins the kept entry, whose trust is unchanged.
@@ -861,18 +896,37 @@ export function fakeBackend(options: FakeOptions = {}) {
           { id: 'friction', version: '1', title: 'Friction', description: '', material: [], instructions: '', source: 'builtin' },
         ];
       case 'insight_preview': {
-        const request = args.request as { slice: { since?: string; until?: string; project?: string; teammates?: boolean } };
+        const request = args.request as {
+          slice: { since?: string; until?: string; project?: string; branch?: string; include_weak?: boolean; teammates?: boolean };
+        };
+        // A branch's slice holds the sessions linked to it by their work (one; none on `main`);
+        // those that only ran on it (two; one on `main`) only when it asks for them.
+        const branch = request.slice.branch ?? null;
+        const includeWeak = branch !== null && (request.slice.include_weak ?? false);
+        const weak = branch === null ? 0 : branch === 'main' ? 1 : 2;
+        const sessions = request.slice.project === 'nothing' ? 0 : branch === null ? 3 : (branch === 'main' ? 0 : 1) + (includeWeak ? weak : 0);
+        const label = [request.slice.project ? `project ${request.slice.project}` : 'last 7 days'];
+        if (branch !== null) label.push(`branch ${branch}${includeWeak ? ' with the sessions that only ran on it' : ''}`);
         return {
-          slice: { since: request.slice.since ?? '2026-11-23T00:00:00.000Z', until: request.slice.until ?? '2026-11-30T10:00:00.000Z', project: request.slice.project ?? null, agent: null, branch: null, automation: 'exclude', teammates: request.slice.teammates ?? false, include_weak: false },
-          slice_label: request.slice.project ? `project ${request.slice.project}` : 'last 7 days',
+          slice: {
+            since: request.slice.since ?? '2026-11-23T00:00:00.000Z',
+            until: request.slice.until ?? '2026-11-30T10:00:00.000Z',
+            project: request.slice.project ?? null,
+            agent: null,
+            branch: branch === null ? null : `ref:refs/heads/${branch}`,
+            automation: 'exclude',
+            teammates: request.slice.teammates ?? false,
+            include_weak: includeWeak,
+          },
+          slice_label: label.join(' · '),
           template_id: 'weekly-summary',
           generator: { backend: 'claude', model: null, endpoint_hash: null },
-          sessions_total: request.slice.project === 'nothing' ? 0 : 3,
-          sessions_included: 3,
+          sessions_total: sessions,
+          sessions_included: sessions,
           prompt_chars: 1234,
           redactions: 2,
           teammates_sessions: 1,
-          weak_sessions: 0,
+          weak_sessions: weak,
           cached_id: null,
           prompt: '…',
         };
@@ -935,8 +989,14 @@ export function fakeBackend(options: FakeOptions = {}) {
           retained_copies: 1,
           vectors: 0,
           links: 1,
-          recall_evidence: 1,
-          recall_entries: [{ id: 'e1', title: 'A fact', back_to_inbox: true, deleted: false, stays_archived: false }],
+          recall_evidence: 3,
+          recall_entries: [
+            { id: 'e1', title: 'A fact', back_to_inbox: true, deleted: false, stays_archived: false },
+            // A replaced entry stays archived; a replacement going back to the inbox hands its
+            // place back to the entry it replaced.
+            { id: 'e2', title: 'The old cookie name', back_to_inbox: false, deleted: false, stays_archived: false, superseded_by: 'e3' },
+            { id: 'e3', title: 'The new cookie name', back_to_inbox: true, deleted: false, stays_archived: false, hands_back_to: 'e2' },
+          ],
           insight_reports: [],
           same_id_kept: [],
           published: 1,

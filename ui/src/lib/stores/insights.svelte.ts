@@ -51,6 +51,9 @@ export class InsightsStore {
   until = $state('');
   project = $state('');
   branch = $state('');
+  /** With a branch: also the sessions that only ran on it (recorded it, or ran while it was
+   * checked out), not only those linked to it by a commit, an edit or a person. */
+  includeWeak = $state(false);
   agent: Agent | 'all' = $state('all');
   automation: Automation = $state('exclude');
   /** Include teammates' pulled sessions (their redacted text then goes to the generator). */
@@ -90,7 +93,10 @@ export class InsightsStore {
     if (this.since) slice.since = this.since;
     if (this.until) slice.until = this.until;
     if (this.project.trim()) slice.project = this.project.trim();
-    if (this.branch.trim()) slice.branch = this.branch.trim();
+    if (this.branch.trim()) {
+      slice.branch = this.branch.trim();
+      slice.include_weak = this.includeWeak;
+    }
     if (this.agent !== 'all') slice.agent = this.agent;
     const request: GenerateRequest = { slice, template: this.template, force: false };
     if (this.generator.trim()) request.generator = this.generator.trim();

@@ -100,8 +100,38 @@ export function canArchive(entry: Entry): boolean {
 }
 
 /** What Undo does for the review a notice names: a reject or archive is restored, an accept
- * taken back to the review state the entry had before. */
-export type Undo = { action: 'restore'; id: string } | { action: 'unaccept'; id: string; previous: ReviewState };
+ * taken back to the review state the entry had before. A restore keeps the entry the reject
+ * served again (`reinstated`), to name it when the restored one replaces it again. */
+export type Undo =
+  | { action: 'restore'; id: string; reinstated?: Entry | null }
+  | { action: 'unaccept'; id: string; previous: ReviewState };
+
+/** Undo of a reject of `id`, keeping the entry it served again, if any. */
+function restore(id: string, reinstated: Entry | null): Undo {
+  return reinstated ? { action: 'restore', id, reinstated } : { action: 'restore', id };
+}
+
+/** An entry as a notice names it: its title, else its id. */
+function named(entry: Pick<Entry, 'id' | 'title'>): string {
+  return `“${entry.title.trim() || entry.id}”`;
+}
+
+/** What a reject handed back, said after it: the entry served again in the rejected one's place
+ * (it had replaced that one). '' when it replaced none. */
+export function handedBack(reinstated: (Entry | null)[]): string {
+  const back = reinstated.filter((e): e is Entry => e !== null);
+  if (back.length === 0) return '';
+  if (back.length === 1) return `; ${named(back[0]!)} is served again in its place`;
+  return `; ${back.map(named).join(', ')} are served again in their places`;
+}
+
+/** What an Undo of a reject did when the entry replaces another again (`restored` as the core
+ * answers the restore: accepted, naming the entry it replaces); null otherwise. */
+export function replacesAgain(restored: Entry, reinstated?: Entry | null): string | null {
+  if (restored.status !== 'accepted' || !restored.supersedes_entry_id) return null;
+  const old = reinstated?.id === restored.supersedes_entry_id ? named(reinstated) : `“${restored.supersedes_entry_id}”`;
+  return `${named(restored)} is served again and replaces ${old} again`;
+}
 
 /** The edit being made to an inbox entry before it is accepted. */
 export interface Draft {
@@ -247,8 +277,9 @@ export class RecallStore {
     return this.#actOnCorpus(async () => {
       const outcome = await this.#api.recallReject(id);
       if (outcome.status === 'ok') {
-        this.corpusNotice = `Archived “${title}”: agents' briefs leave it out now`;
-        this.corpusUndo = { action: 'restore', id };
+        const { reinstated } = outcome.data;
+        this.corpusNotice = `Archived “${title}”: agents' briefs leave it out now${handedBack([reinstated])}`;
+        this.corpusUndo = restore(id, reinstated);
       }
       return outcome;
     });
@@ -258,7 +289,11 @@ export class RecallStore {
   undoArchive(): Promise<boolean> {
     const undo = this.corpusUndo;
     if (!undo) return Promise.resolve(false);
-    return this.#actOnCorpus(() => this.#run(undo));
+    return this.#actOnCorpus(async () => {
+      const outcome = await this.#run(undo);
+      if (outcome.status === 'ok') this.corpusNotice = this.#undone(undo, outcome.data);
+      return outcome;
+    });
   }
 
   dismissCorpusNotice(): void {
@@ -287,9 +322,15 @@ export class RecallStore {
     }
   }
 
-  /** The command that takes `undo` back. */
-  #run(undo: Undo): Promise<{ status: 'ok' } | { status: 'error'; error: CommandError }> {
+  /** The command that takes `undo` back; it answers with the entry as it is now. */
+  #run(undo: Undo): Promise<{ status: 'ok'; data: Entry } | { status: 'error'; error: CommandError }> {
     return undo.action === 'restore' ? this.#api.recallRestore(undo.id) : this.#api.recallUnaccept(undo.id, undo.previous);
+  }
+
+  /** What an Undo did, when there is more to say than the entry being back: a replacement
+   * restored replaces again the entry its reject served again. */
+  #undone(undo: Undo, entry: Entry): string | null {
+    return undo.action === 'restore' ? replacesAgain(entry, undo.reinstated) : null;
   }
 
   // The inbox.
@@ -430,8 +471,9 @@ export class RecallStore {
     return this.#act(async () => {
       const outcome = await this.#api.recallReject(target);
       if (outcome.status === 'ok') {
-        this.notice = `Rejected “${title}”`;
-        this.undo = { action: 'restore', id: target };
+        const { reinstated } = outcome.data;
+        this.notice = `Rejected “${title}”${handedBack([reinstated])}`;
+        this.undo = restore(target, reinstated);
       }
       return outcome;
     });
@@ -443,7 +485,11 @@ export class RecallStore {
     const undo = this.undo;
     if (!undo) return Promise.resolve(false);
     this.#follow = undo.id;
-    return this.#act(() => this.#run(undo));
+    return this.#act(async () => {
+      const outcome = await this.#run(undo);
+      if (outcome.status === 'ok') this.notice = this.#undone(undo, outcome.data);
+      return outcome;
+    });
   }
 
   dismissNotice(): void {
@@ -480,18 +526,21 @@ export class RecallStore {
     const ids = this.items.map((i) => i.entry.id).filter((id) => this.picked.has(id));
     return this.#act(async () => {
       let done = 0;
+      // The entries rejected replacements handed their places back to.
+      const back: (Entry | null)[] = [];
       for (const id of ids) {
         const outcome = action === 'accept' ? await this.#api.recallAccept(id, null) : await this.#api.recallReject(id);
         if (outcome.status === 'error') {
           const problem = problemOf(outcome.error);
-          if (action === 'reject' && done > 0) this.notice = `Rejected ${count(done, 'entry')}`;
+          if (action === 'reject' && done > 0) this.notice = `Rejected ${count(done, 'entry')}${handedBack(back)}`;
           return { status: 'error', error: { ...problem, message: `${id}: ${problem.message}` } };
         }
+        if ('reinstated' in outcome.data) back.push(outcome.data.reinstated);
         done++;
       }
       this.notice =
         action === 'reject'
-          ? `Rejected ${count(done, 'entry')}`
+          ? `Rejected ${count(done, 'entry')}${handedBack(back)}`
           : `Accepted ${count(done, 'entry')}: agents' briefs include ${done === 1 ? 'it' : 'them'} now`;
       this.picked.clear();
       return { status: 'ok' };

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Api, InsightProgress, Outcome } from '../api';
 import { fakeBackend } from '../../testing/fake-backend';
 import { InsightsStore } from './insights.svelte';
-import { CORPUS_SHOW, RecallStore, canArchive, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
+import { CORPUS_SHOW, RecallStore, canArchive, handedBack, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
+import { fakeEntry } from '../../testing/fake-backend';
 import type { AgentUsage } from '../api';
 
 const ok = <T>(data: T): Promise<Outcome<T>> => Promise.resolve({ status: 'ok', data });
@@ -202,7 +203,64 @@ describe('taking a review back', () => {
   });
 });
 
+describe('rejecting a replacement', () => {
+  function store() {
+    const fake = fakeBackend({ replacements: true });
+    const call = (cmd: string, args: Record<string, unknown>) => fake.handler(cmd, args).then((data) => ({ status: 'ok', data }));
+    return new RecallStore({
+      recallInbox: (limit: number) => call('recall_inbox', { limit }),
+      recallReject: (id: string) => call('recall_reject', { id }),
+      recallRestore: (id: string) => call('recall_restore', { id }),
+      recallProposal: (id: string) => call('recall_proposal', { id }),
+    } as unknown as Api);
+  }
+
+  it('names the entry served again in its place, and Undo says the replacement replaces it again', async () => {
+    const recall = store();
+    await recall.loadInbox();
+    expect(recall.items.map((i) => i.entry.id)).toEqual(['rc-3', 'rc-4']);
+    expect(await recall.reject('rc-4')).toBe(true);
+    expect(recall.notice).toBe('Rejected “The hook needs tmux installed”; “The hook wants tmux” is served again in its place');
+    // Unreviewed before it was replaced, it waits in the inbox again.
+    expect(recall.items.map((i) => i.entry.id)).toEqual(['rc-3', 'rc-5']);
+    expect(await recall.undoReview()).toBe(true);
+    expect(recall.notice).toBe('“The hook needs tmux installed” is served again and replaces “The hook wants tmux” again');
+    expect(recall.items.map((i) => i.entry.id)).toEqual(['rc-4', 'rc-3']);
+    expect(recall.current?.entry.id).toBe('rc-4');
+    // A reject of an entry that replaced none says no more than that.
+    expect(await recall.reject('rc-3')).toBe(true);
+    expect(recall.notice).toBe('Rejected “The hook calls tmux”');
+  });
+
+  it('names what a bulk reject handed back', async () => {
+    const recall = store();
+    await recall.loadInbox();
+    recall.pickAll(true);
+    expect(await recall.bulk('reject')).toBe(true);
+    expect(recall.notice).toBe('Rejected 2 entries; “The hook wants tmux” is served again in its place');
+    expect(recall.items.map((i) => i.entry.id)).toEqual(['rc-5']);
+  });
+
+  it('names entries by title, else by id, one or several', () => {
+    const a = fakeEntry('rc-a', 'Use the fake clock', true);
+    const b = { ...fakeEntry('rc-b', '', true), title: '  ' };
+    expect(handedBack([null])).toBe('');
+    expect(handedBack([null, b])).toBe('; “rc-b” is served again in its place');
+    expect(handedBack([a, null, b])).toBe('; “Use the fake clock”, “rc-b” are served again in their places');
+  });
+});
+
 describe('InsightsStore', () => {
+  it('sends include_weak with a branch only', () => {
+    const store = new InsightsStore({} as Api, () => Promise.resolve(() => {}));
+    store.includeWeak = true;
+    expect(store.request.slice).not.toHaveProperty('include_weak');
+    store.branch = ' feature/login ';
+    expect(store.request.slice).toMatchObject({ branch: 'feature/login', include_weak: true });
+    store.includeWeak = false;
+    expect(store.request.slice).toMatchObject({ branch: 'feature/login', include_weak: false });
+  });
+
   it('leaves blank form fields out of the request', () => {
     const store = new InsightsStore({} as Api, () => Promise.resolve(() => {}));
     store.project = '  ';
