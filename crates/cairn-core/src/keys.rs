@@ -43,17 +43,6 @@ pub fn source_key(agent: Agent, canonical_path: &Path) -> String {
     ])
 }
 
-/// The tag that keeps apart two source paths stored sealed (see
-/// `archive::store::at_rest`): 12 hex chars of SHA-256 over a domain tag and the path as found.
-/// Like [`source_key`], a hash of the path: it tells a reader of the archive nothing the source
-/// key beside it does not.
-pub fn sealed_path_tag(path: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(b"cairn/sealed-path/v1\0");
-    hasher.update(path.as_bytes());
-    hex::encode(&hasher.finalize()[..6])
-}
-
 /// The hash of one raw transcript line (trailing ASCII whitespace ignored).
 pub fn record_hash(raw_line: &[u8]) -> String {
     let trimmed = trim_ascii_end(raw_line);

@@ -129,8 +129,8 @@ fn worktree_projects(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result
 
 /// Migration 0045's Rust half: the paths of sources, warnings and pulled transcripts with a
 /// secret in a folder or file name are kept sealed.
-fn seal_kept_paths(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
-    crate::archive::store::seal_kept_paths(tx)
+fn seal_kept_paths(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Result<()> {
+    crate::archive::store::seal_kept_paths(tx, data_dir)
         .map(drop)
         .map_err(crate::store::err_in(tx))
 }

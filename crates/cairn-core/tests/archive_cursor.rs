@@ -224,3 +224,43 @@ fn a_session_runs_in_the_one_folder_its_project_slug_names() {
         .unwrap();
     assert_eq!(cwd("nowhere"), Some(later.to_string_lossy().into_owned()));
 }
+
+/// A project folder named after a token: the session is placed there, its folder kept without
+/// the token, and no byte of it (in the project slug's folder, the cwd, the project's name)
+/// reaches the data dir.
+#[test]
+fn a_project_folder_named_after_a_token_is_placed_without_it() {
+    let token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let project = root.join("work").join(token);
+    std::fs::create_dir_all(&project).unwrap();
+    let slug: String = project
+        .to_str()
+        .unwrap()
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let projects = root.join("home/.cursor/projects");
+    let dir = projects.join(&slug).join("agent-transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        support::fixtures().join("cursor/-tmp-repo/agent-transcripts/small.jsonl"),
+        dir.join("placed.jsonl"),
+    )
+    .unwrap();
+    let data = root.join("data");
+    let cairn = Cairn::open(&data).unwrap();
+    cairn
+        .capture_paths(&support::found(Agent::Cursor, &projects), &Quiet)
+        .unwrap();
+    let cwd = cairn.session("placed").unwrap().cwd.unwrap();
+    assert!(cwd.contains("/work/[REDACTED:"), "{cwd}");
+    let leaks: Vec<String> = support::every_byte_under(&data)
+        .iter()
+        .filter(|(_, bytes)| memchr::memmem::find(bytes, token.as_bytes()).is_some())
+        .map(|(name, _)| name.clone())
+        .collect();
+    assert!(leaks.is_empty(), "the token reached: {leaks:?}");
+}

@@ -449,9 +449,17 @@ fn a_realistic_corpus_never_reaches_storage_and_look_alikes_stay() {
 /// capture; and the session is not said gone for want of a file at the path kept.
 #[test]
 fn a_secret_in_a_transcript_s_path_never_reaches_the_data_dir() {
+    // Paths are kept without what the rules find definite (a token's shape), not without what
+    // only reads as random: folder names are full of ids (`at_rest`).
     let plants: Vec<Plant> = plants()
         .into_iter()
         .filter(|p| !p.planted.contains(['/', '\n', '\\']) && p.planted.len() < 200)
+        .filter(|p| {
+            !matches!(
+                Redactor::global().redact_definite(&p.planted),
+                std::borrow::Cow::Borrowed(_)
+            )
+        })
         .collect();
     assert!(plants.len() > 10, "{} path-safe plants", plants.len());
     let src = tempfile::tempdir().unwrap();
@@ -604,4 +612,98 @@ fn secrets_in_the_files_beside_a_transcript_never_reach_the_data_dir() {
         "secrets reached the data dir:\n{}",
         leaks.join("\n")
     );
+}
+
+/// A Gemini session document in a project folder named after a token: kept under the path
+/// without it, read again by a reindex to the same records (the kind of a source is read from
+/// its kept path); and a path stored as found, as before the rules saw the token, is kept
+/// anew by the next capture, which reads on where it stopped.
+#[test]
+fn a_source_kept_without_the_secret_in_its_path_reads_again_whole() {
+    let token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let chats = src.path().join(format!("tmp/proj-{token}/chats"));
+    std::fs::create_dir_all(&chats).unwrap();
+    let doc = chats.join("session-2026-01-10T01-55-ac6d3016.json");
+    std::fs::copy(
+        support::fixtures().join("gemini/m-gemini/chats/session-2026-01-10T01-55-ac6d3016.json"),
+        &doc,
+    )
+    .unwrap();
+    let claude = src.path().join(format!("-home-me-{token}"));
+    std::fs::create_dir_all(&claude).unwrap();
+    let line = |i: u32| {
+        json!({"type":"user","sessionId":"kept-path","cwd":"/w","uuid":format!("u{i}"),
+            "timestamp":"2026-03-01T09:00:00.000Z","message":{"role":"user","content":format!("prompt {i}")}})
+        .to_string()
+            + "\n"
+    };
+    let transcript = claude.join("kept-path.jsonl");
+    std::fs::write(&transcript, line(0)).unwrap();
+    let files = [
+        support::main_file(Agent::Gemini, &doc),
+        support::main_file(Agent::Claude, &transcript),
+    ];
+    let cairn = Cairn::open(data.path()).unwrap();
+    let first = support::capture(&cairn, &files);
+    let records = support::count(data.path(), "SELECT count(*) FROM records");
+    assert!(records > 10, "{first:?}");
+
+    let report = cairn
+        .reindex(
+            &cairn_core::ReindexRequest::default(),
+            &cairn_core::archive::capture::Quiet,
+        )
+        .unwrap();
+    assert!(report.skipped.is_empty(), "{report:?}");
+    assert_eq!(
+        (report.records_before, report.records_after),
+        (records as u32, records as u32),
+        "{report:?}"
+    );
+
+    // As an older build stored it: the path as found.
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    let raw = std::fs::canonicalize(&transcript)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(
+        conn.execute(
+            "UPDATE sources SET path = ?1 WHERE path LIKE '%kept-path.jsonl'",
+            [&raw]
+        )
+        .unwrap(),
+        1
+    );
+    drop(conn);
+    std::fs::write(&transcript, line(0) + &line(1)).unwrap();
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    drop(conn);
+    let again = support::capture(&cairn, &files);
+    assert_eq!(
+        again.records_added, 1,
+        "read on where it stopped: {again:?}"
+    );
+    // Once the log is written back, as it is in time: no page keeps the path as found.
+    let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    drop(conn);
+    assert_eq!(
+        support::count(
+            data.path(),
+            "SELECT count(*) FROM sources WHERE path LIKE '%kept-path.jsonl'"
+        ),
+        1
+    );
+    let leaks: Vec<String> = support::every_byte_under(data.path())
+        .iter()
+        .filter(|(_, bytes)| memchr::memmem::find(bytes, token.as_bytes()).is_some())
+        .map(|(name, _)| name.clone())
+        .collect();
+    assert!(leaks.is_empty(), "the token reached: {leaks:?}");
 }

@@ -367,7 +367,7 @@ pub(crate) fn not_forgotten(
     let mut kept = Vec::with_capacity(files.len());
     for f in files {
         let key = std::fs::canonicalize(&f.path)
-            .map(|p| crate::keys::source_key(f.agent, &p))
+            .map(|p| crate::archive::store::source_key(f.agent, &p))
             .ok();
         match key {
             Some(k) if is_forgotten(conn, &k)? => {}

@@ -299,6 +299,21 @@ impl Redactor {
         Cow::Owned(apply(s, &hits))
     }
 
+    /// Redact what the rules find definite in `s` (a secret's shape: a token's prefix, a key
+    /// block, credentials in a URL), leaving what only reads as random: for the names of folders
+    /// and files, which are full of ids, hashes and dates. Borrowed when nothing was found.
+    pub fn redact_definite<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        let hits: Vec<Hit> = self
+            .resolved_hits(s)
+            .into_iter()
+            .filter(|h| h.confidence == Confidence::Definite)
+            .collect();
+        if hits.is_empty() {
+            return Cow::Borrowed(s);
+        }
+        Cow::Owned(apply(s, &hits))
+    }
+
     /// `s` as a reader is shown it ([`crate::text::printable`]), its secrets redacted: read as
     /// written first, since a control character a reader is not shown can end a key that the
     /// cleaned text glues to the next word (`AKIA…\0abc` shows as `AKIA…abc`, which no rule

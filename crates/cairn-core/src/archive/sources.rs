@@ -442,6 +442,14 @@ fn sibling_sidecar(agent: Agent) -> Option<(&'static str, &'static str)> {
 /// it (a title, a working directory, a branch, a model) is stored and shown like one. `None`
 /// when it is missing, over `max` bytes or not JSON.
 pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value> {
+    let mut value = read_small_json_as_found(path, max)?;
+    crate::archive::redact::Redactor::global().redact_json(&mut value, &mut Vec::new());
+    Some(value)
+}
+
+/// [`read_small_json`] as the file holds it, not redacted: only to find something by it (an
+/// id, a path's hash), never to store or show what it says.
+pub(crate) fn read_small_json_as_found(path: &std::path::Path, max: u64) -> Option<Value> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -450,9 +458,9 @@ pub(crate) fn read_small_json(path: &std::path::Path, max: u64) -> Option<Value>
     if bytes.len() as u64 > max {
         return None;
     }
-    let (mut value, _) = crate::archive::json_text::parse_lossy(&bytes).ok()?;
-    crate::archive::redact::Redactor::global().redact_json(&mut value, &mut Vec::new());
-    Some(value)
+    crate::archive::json_text::parse_lossy(&bytes)
+        .ok()
+        .map(|(v, _)| v)
 }
 
 /// First string at a path of object keys.

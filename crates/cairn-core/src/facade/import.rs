@@ -66,7 +66,7 @@ impl Cairn {
             let forgotten = {
                 let store = self.store();
                 let path = std::fs::canonicalize(&checked.path).unwrap_or(checked.path.clone());
-                let source = keys::source_key(Agent::Atif, &path);
+                let source = crate::archive::store::source_key(Agent::Atif, &path);
                 crate::archive::forget::is_forgotten(store.conn(), &source).unwrap_or(false)
             };
             let why = if forgotten {

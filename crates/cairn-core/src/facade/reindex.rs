@@ -89,19 +89,32 @@ fn small(n: u64) -> u32 {
 /// The rooms' stored text redacted again with today's rules (counted only when `dry`), the
 /// rows it changes rewritten over zeroed pages: Recall's entries and the reports, counted, and
 /// what persons and agents typed (queries, notes, reasons). Returns the entries and the
-/// reports changed, and whether anything was.
-fn redact_stored(store: &mut Store, dry: bool, now: &str) -> rusqlite::Result<(u32, u32, bool)> {
+/// reports changed, and whether anything was. Unless `dry`, the archive's own paths and the
+/// session facts parsers took from files beside a transcript too (what migrations 45 and 46
+/// did, for secrets newer rules find).
+fn redact_stored(
+    store: &mut Store,
+    data_dir: &std::path::Path,
+    dry: bool,
+    now: &str,
+) -> rusqlite::Result<(u32, u32, bool)> {
     let conn = store.conn_mut();
     conn.pragma_update(None, "secure_delete", true)?;
     let redacted = conn.transaction().and_then(|tx| {
         let (entries, typed) = recall::store::redact_stored(&tx, !dry, now)?;
         let reports = insights::store::redact_stored(&tx, !dry)?;
         let reasons = git::correct::redact_stored(&tx, !dry)?;
+        let own = if dry {
+            0
+        } else {
+            archive::store::seal_kept_paths(&tx, data_dir)?
+                + archive::store::redact_session_facts(&tx)?
+        };
         tx.commit()?;
         Ok((
             entries,
             reports,
-            entries > 0 || reports > 0 || typed > 0 || reasons > 0,
+            entries > 0 || reports > 0 || typed > 0 || reasons > 0 || own > 0,
         ))
     });
     conn.pragma_update(None, "secure_delete", false)?;
@@ -229,8 +242,8 @@ impl Cairn {
             .map_err(|e| store.err(e))?;
         }
         // Text the rooms stored from transcripts and model answers, redacted again as well.
-        let (entries, reports, any) =
-            redact_stored(&mut store, req.dry_run, &now).map_err(|e| store.err(e))?;
+        let (entries, reports, any) = redact_stored(&mut store, self.data_dir(), req.dry_run, &now)
+            .map_err(|e| store.err(e))?;
         let pulled = self.redact_pulled(req.dry_run)?;
         report.pulled_files_redacted = pulled;
         report.recall_entries_redacted = entries;

@@ -230,15 +230,27 @@ pub(crate) fn mtime_ns(m: &fs::Metadata) -> i64 {
 
 /// The session a file belongs to. Sub-agent files are sessions of their own, keyed under the
 /// parent's id so two sub-agents of one session never collide.
+/// What is taken from a transcript's path (its folder's or file's name as an id, the path
+/// itself) is redacted as its text is: the archive stores these, and keys hash them.
 pub(super) fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -> Identity {
     let agent = file.agent;
-    let provider_id = meta.session_id.clone().or_else(|| file.parent_hint.clone());
+    let from_path = |s: &str| {
+        crate::archive::redact::Redactor::global()
+            .redact_text(s, "", &mut Vec::new())
+            .into_owned()
+    };
+    let path = crate::archive::store::at_rest(&canonical.to_string_lossy()).into_owned();
+    let provider_id = meta
+        .session_id
+        .clone()
+        .or_else(|| file.parent_hint.as_deref().map(from_path));
     match file.role {
         FileRole::Subagent => {
-            let parent = provider_id.unwrap_or_else(|| canonical.to_string_lossy().into_owned());
+            let parent = provider_id.unwrap_or_else(|| path.clone());
             let agent_id = file
                 .agent_id
-                .clone()
+                .as_deref()
+                .map(from_path)
                 .or_else(|| meta.agent_id.clone())
                 .unwrap_or_default();
             let identity = format!("{parent}/subagents/agent-{agent_id}");
@@ -259,7 +271,11 @@ pub(super) fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -
             // An agent that names its sessions only by folder (Kimi) gives the id as a hint.
             let key = match &provider_id {
                 Some(id) => keys::session_key(agent, id.as_bytes()),
-                None => keys::session_key(agent, canonical.as_os_str().as_encoded_bytes()),
+                // The path as found where it holds no secret (agentlog's key), else as kept.
+                None if path.as_str() == canonical.to_string_lossy() => {
+                    keys::session_key(agent, canonical.as_os_str().as_encoded_bytes())
+                }
+                None => keys::session_key(agent, path.as_bytes()),
             };
             Identity {
                 session_key: key,
@@ -279,7 +295,8 @@ pub(super) fn identity(file: &FoundFile, canonical: &Path, meta: &SessionMeta) -
 /// that names its project in the path: [`crate::archive::sources::cwd_of_path`]).
 pub(super) fn placed(mut meta: SessionMeta, file: &FoundFile) -> SessionMeta {
     if meta.cwd.is_none() {
-        meta.cwd = crate::archive::sources::cwd_of_path(file);
+        meta.cwd = crate::archive::sources::cwd_of_path(file)
+            .map(|cwd| crate::archive::store::at_rest(&cwd).into_owned());
     }
     meta
 }

@@ -287,9 +287,9 @@ impl ReadSession<'_> {
             byte_offset: prior.map_or(0, |p| p.byte_offset),
             generation: prior.map_or(0, |p| p.generation),
         };
-        let source_key = prior
-            .map(|p| p.source_key.clone())
-            .unwrap_or_else(|| keys::source_key(self.file.agent, Path::new(self.path)));
+        let source_key = prior.map(|p| p.source_key.clone()).unwrap_or_else(|| {
+            crate::archive::store::source_key(self.file.agent, Path::new(self.path))
+        });
         let mut batch = new_batch(self.file, self.path, &source_key, base, generation);
         let mut handed = 0usize;
         let mut going = true;

@@ -159,7 +159,7 @@ pub(super) fn read_lines(
     };
     let source_key = prior
         .map(|p| p.source_key.clone())
-        .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
+        .unwrap_or_else(|| crate::archive::store::source_key(file.agent, &canonical));
     let redactor = Redactor::global();
     let line_identity = sources::line_identity(file.agent);
     let mut reader = LineReader::new(handle, offset);

@@ -289,7 +289,7 @@ pub(super) fn read_tree(
     let path_str = canonical.to_string_lossy().into_owned();
     let source_key = prior
         .map(|p| p.source_key.clone())
-        .unwrap_or_else(|| keys::source_key(file.agent, &canonical));
+        .unwrap_or_else(|| crate::archive::store::source_key(file.agent, &canonical));
     let mut batch = new_batch(file, &path_str, &source_key, base, generation);
     let mut line_no = prior.filter(|_| !force).map_or(0, |p| p.line_count);
     let mut next = Cursor {

@@ -168,6 +168,26 @@ pub(super) fn commit_in<'b>(
 ) -> Result<Commit> {
     let e = |err| db_err(path, err);
     {
+        // A source stored by its path as found, before the redaction rules saw a secret in it,
+        // is found by its key and kept as the batch's path is from now on, the page the old
+        // path leaves zeroed.
+        let stale: Option<i64> = tx
+            .prepare_cached(
+                "SELECT id FROM sources WHERE source_key = ?2 AND path <> ?1
+                   AND NOT EXISTS (SELECT 1 FROM sources WHERE path = ?1)",
+            )
+            .map_err(e)?
+            .query_row(params![batch.path, batch.source_key], |r| r.get(0))
+            .optional()
+            .map_err(e)?;
+        if let Some(id) = stale {
+            tx.pragma_update(None, "secure_delete", true).map_err(e)?;
+            let kept = tx
+                .prepare_cached("UPDATE sources SET path = ?2 WHERE id = ?1")
+                .and_then(|mut s| s.execute(params![id, batch.path]));
+            tx.pragma_update(None, "secure_delete", false).map_err(e)?;
+            kept.map_err(e)?;
+        }
         let current = tx
             .prepare_cached("SELECT id, session_id, byte_offset, generation, retained_len FROM sources WHERE path = ?1")
             .map_err(e)?

@@ -138,14 +138,12 @@ impl GptmeParser {
             })
             .or_else(|| std::fs::read_link(folder.join("workspace")).ok())
             .filter(|w| w.is_absolute());
-        // The link's target is read here, not from a redacted file.
+        // The link's target is read here, not from a redacted file: kept as a path is.
         if let Some(w) = workspace.as_deref().and_then(Path::to_str) {
-            let w = crate::archive::redact::Redactor::global().redact_text(
-                w,
-                "workspace",
-                &mut Vec::new(),
+            set_latest(
+                &mut parser.meta.cwd,
+                Some(&crate::archive::store::at_rest(w)),
             );
-            set_latest(&mut parser.meta.cwd, Some(&w));
         }
         set_latest(&mut parser.meta.title, at("name"));
         set_latest(&mut parser.meta.model, at("model"));

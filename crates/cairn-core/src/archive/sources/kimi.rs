@@ -196,13 +196,14 @@ fn work_dir_of(wire: &Path) -> Option<String> {
         return None;
     }
     let index = hash_dir.parent()?.parent()?.join("kimi.json");
-    super::read_small_json(&index, MAX_INDEX_BYTES)?
+    // Matched by the md5 of each path as written; the one found is kept as a path is.
+    super::read_small_json_as_found(&index, MAX_INDEX_BYTES)?
         .get("work_dirs")?
         .as_array()?
         .iter()
         .filter_map(|d| str_at(d, &["path"]))
         .find(|p| hex::encode(md5::Md5::digest(p.as_bytes())).eq_ignore_ascii_case(hash))
-        .map(str::to_owned)
+        .map(|p| crate::archive::store::at_rest(p).into_owned())
 }
 
 /// The most of `kimi.json` read (it lists work dirs and their last sessions).

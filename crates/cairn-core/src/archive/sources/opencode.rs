@@ -143,7 +143,7 @@ pub fn session_file_of(path: &Path) -> Option<PathBuf> {
         (grand.parent()?, name(parent)?)
     } else {
         let (storage, message) = if name(parent)? == "part" {
-            let part = super::read_small_json(path, MAX_LOOKUP_BYTES)?;
+            let part = super::read_small_json_as_found(path, MAX_LOOKUP_BYTES)?;
             (grand, part.get("messageID")?.as_str()?.to_owned())
         } else if name(grand)? == "part" {
             (grand.parent()?, name(parent)?)
@@ -175,7 +175,7 @@ fn named_or_with_id(dirs: &[PathBuf], id: &str) -> Option<PathBuf> {
         .map(|e| e.path())
         .filter(|f| f.extension().is_some_and(|x| x == "json"))
         .find(|f| {
-            super::read_small_json(f, MAX_LOOKUP_BYTES)
+            super::read_small_json_as_found(f, MAX_LOOKUP_BYTES)
                 .is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(id))
         })
 }

@@ -69,30 +69,50 @@ pub(crate) fn redact_columns(
 /// half). Identities (ids, keys) are left: they came through the same rules at ingest. Returns
 /// how many rows changed.
 pub(crate) fn redact_session_facts(conn: &Connection) -> rusqlite::Result<usize> {
-    let redactor = crate::archive::redact::Redactor::global();
-    let mut changed = redact_columns(
-        conn,
-        "sessions",
-        "id",
-        &[
-            "title",
-            "project",
-            "cwd",
-            "git_branch",
-            "repository_url",
-            "model",
-            "provider",
-        ],
-        true,
-    )?
-    .len();
+    // The pages the facts as read leave are zeroed, not left free with them.
+    conn.pragma_update(None, "secure_delete", true)?;
+    let changed = redact_session_facts_in(conn);
+    conn.pragma_update(None, "secure_delete", false)?;
+    changed
+}
+
+fn redact_session_facts_in(conn: &Connection) -> rusqlite::Result<usize> {
+    const FACTS: [&str; 7] = [
+        "title",
+        "project",
+        "cwd",
+        "git_branch",
+        "repository_url",
+        "model",
+        "provider",
+    ];
+    let mut changed = 0;
+    let rows = conn
+        .prepare(&format!("SELECT id, {} FROM sessions", FACTS.join(", ")))?
+        .query_map([], |r| {
+            let facts = (1..=FACTS.len())
+                .map(|i| r.get::<_, Option<String>>(i))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((r.get::<_, i64>(0)?, facts))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for (id, facts) in rows {
+        for (column, fact) in FACTS.iter().zip(facts) {
+            if let Some(kept) = fact.as_deref().and_then(|f| kept_fact(column, f)) {
+                changed += conn.execute(
+                    &format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"),
+                    rusqlite::params![id, kept],
+                )?;
+            }
+        }
+    }
     // Few working directories, many records: each distinct one redacted once.
     let cwds = conn
         .prepare("SELECT DISTINCT cwd FROM records WHERE cwd IS NOT NULL")?
         .query_map([], |r| r.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     for cwd in cwds {
-        if let std::borrow::Cow::Owned(kept) = redactor.redact_text(&cwd, "cwd", &mut Vec::new()) {
+        if let Some(kept) = kept_fact("cwd", &cwd) {
             changed += conn.execute("UPDATE records SET cwd = ?2 WHERE cwd = ?1", [&cwd, &kept])?;
         }
     }
@@ -100,6 +120,7 @@ pub(crate) fn redact_session_facts(conn: &Connection) -> rusqlite::Result<usize>
         .prepare("SELECT id, parser_state FROM sources WHERE parser_state IS NOT NULL")?
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let redactor = crate::archive::redact::Redactor::global();
     for (id, state) in states {
         if let std::borrow::Cow::Owned(kept) = redactor.redact_line(&state, &mut Vec::new()) {
             changed += conn.execute(
@@ -111,12 +132,30 @@ pub(crate) fn redact_session_facts(conn: &Connection) -> rusqlite::Result<usize>
     Ok(changed)
 }
 
+/// `value`, the session fact `field`, redacted with today's rules: a folder (`cwd`, `project`)
+/// part by part as a source's path is kept (`archive::store::at_rest`: a random-looking temp
+/// folder glued to the next is no secret), any other fact as capture redacts it under that key
+/// of a transcript's JSON. `None` when it stays as it is.
+fn kept_fact(field: &str, value: &str) -> Option<String> {
+    if matches!(field, "cwd" | "project") {
+        return match super::at_rest(value) {
+            std::borrow::Cow::Owned(kept) => Some(kept),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+    }
+    let mut wrapped = serde_json::json!({ field: value });
+    if !crate::archive::redact::Redactor::global().redact_json(&mut wrapped, &mut Vec::new()) {
+        return None;
+    }
+    wrapped[field].as_str().map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::store::Store;
 
-    /// Migration 46: a title, branch, record's cwd and parser state holding a key are redacted,
-    /// the session's id and clean facts left; a second pass changes nothing.
+    /// Migration 46: a title, branch, record's cwd and parser state holding a key are redacted
+    /// (each fact a row), the session's id and clean facts left; a second pass changes nothing.
     #[test]
     fn facts_an_older_build_took_from_side_files_are_redacted() {
         let dir = tempfile::tempdir().unwrap();
@@ -134,7 +173,21 @@ mod tests {
                    VALUES (1, 0, 1, 0, 0, 'h0', 'message', 'x', NULL, NULL, '/h/{key}');"
             ))
             .unwrap();
-        assert_eq!(super::redact_session_facts(store.conn()).unwrap(), 3);
+        // A folder that reads random in free text is no secret in a cwd: kept as it is.
+        let tmp = "/tmp/.tmpL3j12b/Starmel-OpenSuperWhisper";
+        store
+            .conn()
+            .execute(
+                "INSERT INTO sessions (id, session_key, agent, cwd, captured_at) VALUES (2, 'k2', 'crush', ?1, 'now')",
+                [tmp],
+            )
+            .unwrap();
+        assert_eq!(super::redact_session_facts(store.conn()).unwrap(), 4);
+        let cwd: String = store
+            .conn()
+            .query_row("SELECT cwd FROM sessions WHERE id = 2", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(cwd, tmp);
         assert_eq!(super::redact_session_facts(store.conn()).unwrap(), 0);
         let (id, title, branch, model, cwd, state): (String, String, String, String, String, String) =
             store

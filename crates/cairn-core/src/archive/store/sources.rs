@@ -10,62 +10,136 @@ use crate::archive::redact::Redactor;
 use crate::error::Result;
 use crate::store::Store;
 
-/// A source's path as the archive keeps it (`sources.path`, `warnings.path`): as found, except
-/// that a part of it (a folder or file name, a database's session id after `#`) in which the
-/// ingest redaction rules find a secret is kept redacted, and the whole then ends with
-/// ` [sealed <tag>]` ([`crate::keys::sealed_path_tag`]) so two paths that differ only in what was
-/// taken out stay apart. No byte of a secret is written under the data dir, a folder named
-/// after a token included. The same path always comes out the same, so a path as found is
-/// looked up by this; a path already kept this way comes out as it went in. A sealed path
-/// names no file: its source is read again only from where discovery finds it.
+/// A source's path as the archive keeps it (`sources.path`, `warnings.path`,
+/// `pulled_sources.path`): as found, except that a part of it (a folder or file name, a
+/// database's session id after `#`) in which the ingest redaction rules find a secret is kept
+/// redacted, the separators and every other part as they were. No byte of a secret is written
+/// under the data dir, a folder named after a token included, and nothing kept is derived from
+/// the secret's bytes ([`source_key`] is the kept path's too), so no stored value confirms a
+/// guess of it. The same path always comes out the same, so a path as found is looked up by
+/// this; a kept path comes out as it went in. Two paths that differ only inside a secret are
+/// kept as one (one source: read as the same file rewritten), a price paid for the guess no
+/// hash of the secret would allow. A kept path with a marker names no file: its source is
+/// read again only where discovery finds it.
 pub fn at_rest(found: &str) -> Cow<'_, str> {
     match redacted_parts(found) {
         None => Cow::Borrowed(found),
-        Some(kept) => Cow::Owned(format!(
-            "{kept} [sealed {}]",
-            crate::keys::sealed_path_tag(found)
-        )),
+        Some(kept) => Cow::Owned(kept),
     }
 }
 
-/// Whether `kept` is a path [`at_rest`] sealed: it names no file to look for.
-pub fn is_sealed(kept: &str) -> bool {
-    kept.ends_with(']') && kept.contains(" [sealed ")
+/// The key of the source found at `path` (canonical): agentlog's [`crate::keys::source_key`]
+/// of the path, or of the path as kept ([`at_rest`]) when a part of it held a secret.
+pub fn source_key(agent: crate::archive::Agent, path: &std::path::Path) -> String {
+    match path.to_str().map(at_rest) {
+        Some(Cow::Owned(kept)) => crate::keys::source_key(agent, std::path::Path::new(&kept)),
+        _ => crate::keys::source_key(agent, path),
+    }
 }
 
-/// Seal the kept paths an older build stored as found (migration 0045's Rust half): those of
-/// sources, warnings and pulled transcripts. Returns how many it sealed.
-pub(crate) fn seal_kept_paths(conn: &Connection) -> rusqlite::Result<usize> {
+/// Whether `kept` is a path [`at_rest`] redacted a part of: it names no file to look for.
+pub fn is_sealed(kept: &str) -> bool {
+    crate::archive::redact::has_marker(kept)
+}
+
+/// Keep the paths an older build stored as found as [`at_rest`] keeps them (migration 0045's
+/// Rust half): those of sources, warnings and pulled transcripts. A source's key, a hash of the
+/// path as found, becomes the kept path's, and its retained copies under `data_dir` are renamed
+/// to it; a source whose kept path or key another already has is left as it was (two paths
+/// apart only inside a secret). Returns how many rows it changed.
+pub(crate) fn seal_kept_paths(
+    conn: &Connection,
+    data_dir: &std::path::Path,
+) -> rusqlite::Result<usize> {
+    // The pages a path as found leaves are zeroed, not left free with it.
+    conn.pragma_update(None, "secure_delete", true)?;
+    let sealed = seal_kept_paths_in(conn, data_dir);
+    conn.pragma_update(None, "secure_delete", false)?;
+    sealed
+}
+
+fn seal_kept_paths_in(conn: &Connection, data_dir: &std::path::Path) -> rusqlite::Result<usize> {
+    let retained = crate::archive::retain::Retained::new(data_dir);
     let mut sealed = 0;
-    for (table, key) in [
-        ("sources", "id"),
-        ("warnings", "id"),
-        ("pulled_sources", "rowid"),
-    ] {
-        let rows = conn
-            .prepare(&format!("SELECT {key}, path FROM {table}"))?
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+    let sources = conn
+        .prepare("SELECT id, agent, source_key, path, generation FROM sources")?
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for (id, agent, old_key, path, generation) in sources {
+        let (Cow::Owned(kept), Some(agent)) =
+            (at_rest(&path), crate::archive::Agent::parse(&agent))
+        else {
+            continue;
+        };
+        let new_key = crate::keys::source_key(agent, std::path::Path::new(&kept));
+        let taken: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sources WHERE id <> ?1 AND (path = ?2 OR source_key = ?3))",
+            params![id, kept, new_key],
+            |r| r.get(0),
+        )?;
+        if taken {
+            continue;
+        }
+        for g in 0..=u32::try_from(generation.max(0)).unwrap_or(0) {
+            let from = retained.path(agent, &old_key, g);
+            if from.exists() {
+                // A copy that cannot be renamed stays: the next read finds it short and reads
+                // the transcript again into a new generation.
+                let _ = std::fs::rename(&from, retained.path(agent, &new_key, g));
+            }
+        }
+        sealed += conn.execute(
+            "UPDATE sources SET path = ?2, source_key = ?3 WHERE id = ?1",
+            params![id, kept, new_key],
+        )?;
+    }
+    for table in ["warnings", "pulled_sources"] {
+        let paths = conn
+            .prepare(&format!("SELECT DISTINCT path FROM {table}"))?
+            .query_map([], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut update = conn.prepare(&format!("UPDATE {table} SET path = ?2 WHERE {key} = ?1"))?;
-        for (row, path) in rows {
+        for path in paths {
             if let Cow::Owned(kept) = at_rest(&path) {
-                sealed += update.execute(params![row, kept])?;
+                // A warning already said of the kept path (UNIQUE with its line and message)
+                // is said once.
+                sealed += conn.execute(
+                    &format!("UPDATE OR IGNORE {table} SET path = ?2 WHERE path = ?1"),
+                    params![path, kept],
+                )?;
+                conn.execute(&format!("DELETE FROM {table} WHERE path = ?1"), [&path])?;
             }
         }
     }
     Ok(sealed)
 }
 
-/// `path` with each part between `/` and `#` redacted, when the rules find anything in one.
+/// `path` with what the rules find definite in each part between `/` and `#` redacted (the
+/// separators kept as they are), when they find anything. Only definite findings: folder and
+/// file names are full of ids, hashes and dates that read as random (a checkpoint folder
+/// `1-6_checkpoint-rewind-20260715T143349`, a temp folder), which the entropy test would take
+/// for secrets, and a path kept redacted names no file.
 fn redacted_parts(path: &str) -> Option<String> {
     let redactor = Redactor::global();
-    let mut findings = Vec::new();
     let mut out = String::with_capacity(path.len());
     let mut changed = false;
-    for part in path.split_inclusive(['/', '#']) {
-        let kept = redactor.redact_text(part, "", &mut findings);
+    let mut rest = path;
+    while !rest.is_empty() {
+        let end = rest.find(['/', '#']).unwrap_or(rest.len());
+        let (part, tail) = rest.split_at(end);
+        let kept = redactor.redact_definite(part);
         changed |= matches!(kept, Cow::Owned(_));
         out.push_str(&kept);
+        let sep = tail.chars().next().map_or(0, char::len_utf8);
+        out.push_str(&tail[..sep]);
+        rest = &tail[sep..];
     }
     changed.then_some(out)
 }
@@ -76,9 +150,12 @@ fn redacted_parts(path: &str) -> Option<String> {
 pub struct Positions(HashMap<String, SourceState>);
 
 impl Positions {
-    /// The position of the source found at `path`.
+    /// The position of the source found at `path`: kept as [`at_rest`] keeps it, or as found
+    /// when it was stored before the rules saw a secret in it (the writer keeps it anew).
     pub fn get(&self, path: &str) -> Option<&SourceState> {
-        self.0.get(at_rest(path).as_ref())
+        self.0
+            .get(at_rest(path).as_ref())
+            .or_else(|| self.0.get(path))
     }
 
     /// Every position.
@@ -121,10 +198,14 @@ fn database_prefix(db: &str) -> String {
 impl Store {
     /// The persisted reading position of the source file found at `path`.
     pub fn source_state(&self, path: &str) -> Result<Option<SourceState>> {
+        // As kept, else as found: stored before the rules saw a secret in it (see
+        // [`Positions::get`]).
         self.conn()
             .query_row(
-                &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1"),
-                params![at_rest(path)],
+                &format!(
+                    "SELECT {SOURCE_COLUMNS} FROM sources WHERE path IN (?1, ?2) ORDER BY path = ?1 DESC LIMIT 1"
+                ),
+                params![at_rest(path), path],
                 SourceState::from_row,
             )
             .optional()
@@ -596,25 +677,41 @@ mod tests {
 
     const TOKEN: &str = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
 
-    /// A folder or session id holding a token is kept without it, the rest of the path as found;
-    /// two paths apart only in the token stay apart; kept once, a path is kept the same again.
+    /// A folder or session id holding a token is kept without it, the rest of the path (its
+    /// separators included) as found; kept once, a path is kept the same again; and nothing
+    /// kept is derived from the token: paths apart only in it are kept, and keyed, as one.
     #[test]
     fn a_path_is_kept_without_the_secret_in_it() {
-        use super::at_rest;
+        use super::{at_rest, source_key};
+        use crate::archive::Agent;
         let found = format!("/home/me/.claude/projects/-home-me-{TOKEN}/s1.jsonl");
         let kept = at_rest(&found).into_owned();
         assert!(!kept.contains(TOKEN), "{kept}");
         assert!(
             kept.starts_with("/home/me/.claude/projects/-home-me-[REDACTED:")
-                && kept.contains("/s1.jsonl [sealed "),
+                && kept.ends_with("]/s1.jsonl"),
             "{kept}"
         );
+        assert!(super::is_sealed(&kept) && !super::is_sealed(&found));
         assert_eq!(at_rest(&kept), kept, "kept again, the same");
         assert_eq!(at_rest(&found), kept, "the same path, the same");
         let other = found.replace("a1B2", "z9Y8");
-        assert_ne!(at_rest(&other), kept);
+        assert_eq!(at_rest(&other), kept, "no trace of which token it was");
+        let key = source_key(Agent::Claude, std::path::Path::new(&found));
+        assert_eq!(key, source_key(Agent::Claude, std::path::Path::new(&other)));
+        assert_eq!(
+            key,
+            crate::keys::source_key(Agent::Claude, std::path::Path::new(&kept))
+        );
+        let plain = "/home/me/.claude/projects/-home-me-src/s1.jsonl";
+        assert_eq!(
+            source_key(Agent::Claude, std::path::Path::new(plain)),
+            crate::keys::source_key(Agent::Claude, std::path::Path::new(plain)),
+            "agentlog's key where nothing is kept out"
+        );
         let db = format!("/home/me/.local/share/opencode/{TOKEN}/opencode.db#ses_1");
         assert!(!at_rest(&db).contains(TOKEN));
+        assert!(at_rest(&db).ends_with("]/opencode.db#ses_1"));
         let id = format!("/home/me/.local/share/opencode/opencode.db#{TOKEN}");
         let kept_id = at_rest(&id);
         assert!(
@@ -652,26 +749,33 @@ mod tests {
         }
     }
 
-    /// Migration 45: the paths an older build kept as found are sealed, the others left; a
-    /// second pass seals nothing.
+    /// Migration 45: the paths an older build kept as found are kept without the secret, the
+    /// others left; a source's key becomes the kept path's and its retained copies follow it; a
+    /// second pass changes nothing.
     #[test]
     fn kept_paths_with_a_secret_are_sealed_once() {
+        use crate::archive::Agent;
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("cairn.db")).unwrap();
         let with = format!("/home/me/-home-me-{TOKEN}/s.jsonl");
+        let old_key = crate::keys::source_key(Agent::Claude, std::path::Path::new(&with));
+        let retained = crate::archive::retain::Retained::new(dir.path());
+        let copy = retained.path(Agent::Claude, &old_key, 0);
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::write(&copy, b"copy").unwrap();
         store
             .conn()
             .execute_batch(&format!(
                 "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'claude', 'now');
                  INSERT INTO sources (source_key, session_id, agent, role, path, updated_at)
-                   VALUES ('a', 1, 'claude', 'main', '{with}', 'now'), ('b', 1, 'claude', 'main', '/home/me/s.jsonl', 'now');
+                   VALUES ('{old_key}', 1, 'claude', 'main', '{with}', 'now'), ('b', 1, 'claude', 'main', '/home/me/s.jsonl', 'now');
                  INSERT INTO warnings (session_id, path, line, message, created_at)
                    VALUES (NULL, '{with}', NULL, 'empty file skipped', 'now');
                  INSERT INTO pulled_sources (path, publisher, pulled_from) VALUES ('{with}', 'bo', 'origin');"
             ))
             .unwrap();
-        assert_eq!(super::seal_kept_paths(store.conn()).unwrap(), 3);
-        assert_eq!(super::seal_kept_paths(store.conn()).unwrap(), 0);
+        assert_eq!(super::seal_kept_paths(store.conn(), dir.path()).unwrap(), 3);
+        assert_eq!(super::seal_kept_paths(store.conn(), dir.path()).unwrap(), 0);
         let paths: Vec<String> = store
             .conn()
             .prepare(
@@ -683,12 +787,45 @@ mod tests {
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        let sealed = super::at_rest(&with).into_owned();
+        let kept = super::at_rest(&with).into_owned();
+        assert_eq!(paths, [kept.as_str(), "/home/me/s.jsonl", &kept, &kept]);
+        let state = store.source_state(&with).unwrap().unwrap();
+        let new_key = super::source_key(Agent::Claude, std::path::Path::new(&with));
+        assert_eq!(state.source_key, new_key);
+        assert!(!copy.exists());
         assert_eq!(
-            paths,
-            [sealed.as_str(), "/home/me/s.jsonl", &sealed, &sealed]
+            std::fs::read(retained.path(Agent::Claude, &new_key, 0)).unwrap(),
+            b"copy"
         );
-        assert!(store.source_state(&with).unwrap().is_some());
+    }
+
+    /// A path stored as found before the rules saw a secret in it is still found by it.
+    #[test]
+    fn a_path_stored_before_the_rules_saw_its_secret_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let with = format!("/home/me/-home-me-{TOKEN}/s.jsonl");
+        store
+            .conn()
+            .execute_batch(&format!(
+                "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'claude', 'now');
+                 INSERT INTO sources (source_key, session_id, agent, role, path, updated_at)
+                   VALUES ('raw-key', 1, 'claude', 'main', '{with}', 'now');"
+            ))
+            .unwrap();
+        assert_eq!(
+            store.source_state(&with).unwrap().unwrap().source_key,
+            "raw-key"
+        );
+        assert_eq!(
+            store
+                .all_source_states()
+                .unwrap()
+                .get(&with)
+                .unwrap()
+                .source_key,
+            "raw-key"
+        );
     }
 
     /// A database's sessions are found by the path as found, its folder holding a token.
