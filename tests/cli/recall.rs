@@ -897,8 +897,21 @@ fn a_rejected_replacement_hands_its_place_back_and_an_accept_can_be_taken_back()
     );
     let said = env.ok(&["recall", "review", "--unaccept", "new"]);
     assert!(
-        said.starts_with("Took back the accept of new: unreviewed_auto"),
+        said.starts_with("Took back the accept of new: unreviewed_auto")
+            && said.contains(
+                "old, which it had replaced, is served in its place again until new is accepted again."
+            ),
         "{said}"
+    );
+    // Agents are still served the reviewed word.
+    assert_eq!(env.json(&["recall", "get", "old"])["trusted"], true);
+    let brief = env.json(&["recall", "brief", "ecto"]);
+    assert!(
+        brief["text"]
+            .as_str()
+            .unwrap()
+            .contains("Run ecto.create first"),
+        "{brief}"
     );
     let got = env.json(&["recall", "get", "new"]);
     assert_eq!(
@@ -912,4 +925,56 @@ fn a_rejected_replacement_hands_its_place_back_and_an_accept_can_be_taken_back()
         start.contains("1 to review") && start.contains("`cairn recall review`"),
         "{start}"
     );
+}
+
+/// Rejecting the middle of a chain (`a` ← `b` ← `c`) leaves `c` the one entry served; the
+/// JSON names no reinstated entry. Rejecting `c` then serves `a`, and restoring it says (from
+/// the core) what it replaces again.
+#[test]
+fn rejecting_the_middle_of_a_chain_serves_only_its_leaf() {
+    let env = synced();
+    let mut b: Value =
+        serde_json::from_str(&entry("b", SMALL, 2, 3, "Chain advice second", "Second.")).unwrap();
+    b["supersedes_entry_id"] = json!("a");
+    let mut c: Value =
+        serde_json::from_str(&entry("c", SMALL, 4, 5, "Chain advice third", "Third.")).unwrap();
+    c["supersedes_entry_id"] = json!("b");
+    let file = write(
+        &env,
+        "chain3.jsonl",
+        &[
+            entry("a", SMALL, 0, 1, "Chain advice first", "First."),
+            b.to_string(),
+            c.to_string(),
+        ],
+    );
+    env.ok(&["recall", "import", &file, "--yes"]);
+    let served = || -> Vec<String> {
+        let v = env.json(&["recall", "query", "chain advice", "--trusted-only"]);
+        let mut ids: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(served(), ["c"]);
+    let v = env.json(&["recall", "review", "--reject", "b"]);
+    assert_eq!(
+        v["changed"],
+        json!([{"action": "reject", "id": "b", "status": "archived"}])
+    );
+    assert_eq!(served(), ["c"]);
+    assert_eq!(env.json(&["recall", "get", "a"])["trusted"], false);
+    let said = env.ok(&["recall", "review", "--reject", "c"]);
+    assert!(
+        said.contains("a, which it had replaced, is served in its place again"),
+        "{said}"
+    );
+    assert_eq!(served(), ["a"]);
+    let v = env.json(&["recall", "review", "--restore", "c"]);
+    assert_eq!(v["changed"][0]["replaces"], "a", "{v}");
+    assert_eq!(served(), ["c"]);
 }

@@ -535,10 +535,11 @@ pub fn run(
                 changed.push(ReviewChange::accepted(&e, true));
             }
             if let Some(id) = unaccept {
-                let e = cairn.recall_unaccept(&id, ReviewState::UnreviewedAuto)?;
+                let u = cairn.recall_unaccept_handing_back(&id, ReviewState::UnreviewedAuto)?;
                 changed.push(ReviewChange::Unaccept {
-                    id: e.id,
-                    review_state: e.review_state,
+                    id: u.entry.id,
+                    review_state: u.entry.review_state,
+                    reinstated: u.reinstated.map(|e| e.id),
                 });
             }
             if let Some(id) = reject {
@@ -550,15 +551,12 @@ pub fn run(
                 });
             }
             if let Some(id) = restore {
-                let e = cairn.recall_restore(&id)?;
-                // A replacement taken back replaces again (the core drops the link otherwise).
-                let replaces = (e.status == Status::Accepted && !e.supersedes_entry_id.is_empty())
-                    .then(|| e.supersedes_entry_id.clone());
+                let r = cairn.recall_restore_replacing(&id)?;
                 changed.push(ReviewChange::Restore {
-                    trusted: e.is_trusted(),
-                    id: e.id,
-                    status: e.status,
-                    replaces,
+                    trusted: r.entry.is_trusted(),
+                    id: r.entry.id,
+                    status: r.entry.status,
+                    replaces: r.replaces.map(|e| e.id),
                 });
             }
             if let (Some(old), Some(new)) = (supersede, with) {
@@ -663,9 +661,19 @@ fn said(change: &ReviewChange) -> String {
                 .unwrap_or_default();
             format!("Took back the rejection of {id}: {now}.{again}")
         }
-        ReviewChange::Unaccept { id, review_state } => {
+        ReviewChange::Unaccept {
+            id,
+            review_state,
+            reinstated,
+        } => {
+            let back = reinstated
+                .as_deref()
+                .map(|old| {
+                    format!(" {old}, which it had replaced, is served in its place again until {id} is accepted again.")
+                })
+                .unwrap_or_default();
             format!(
-                "Took back the accept of {id}: {review_state}, no longer trusted, waiting in the review inbox (`--accept {id}` accepts it again)."
+                "Took back the accept of {id}: {review_state}, no longer trusted, waiting in the review inbox (`--accept {id}` accepts it again).{back}"
             )
         }
         ReviewChange::Supersede { old, new } => {

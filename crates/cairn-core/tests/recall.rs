@@ -1684,8 +1684,11 @@ fn rejecting_a_replacement_hands_service_back_and_restoring_it_replaces_again() 
     // The rejected replacement still says what it replaced, for its Undo.
     assert_eq!(cairn.recall_get("new").unwrap().supersedes_entry_id, "old");
 
-    let back = cairn.recall_restore("new").unwrap();
-    assert!(back.is_trusted(), "{back:?}");
+    let back = cairn.recall_restore_replacing("new").unwrap();
+    assert!(back.entry.is_trusted(), "{back:?}");
+    // The core says what it replaces again (the CLI and the window print that).
+    assert_eq!(back.replaces.as_ref().map(|e| e.id.as_str()), Some("old"));
+    assert_eq!(back.replaces.map(|e| e.status), Some(Status::Archived));
     let old = cairn.recall_get("old").unwrap();
     assert_eq!(
         (old.status, old.superseded_by_entry_id.as_str()),
@@ -1698,11 +1701,162 @@ fn rejecting_a_replacement_hands_service_back_and_restoring_it_replaces_again() 
     cairn.recall_reject("new").unwrap();
     cairn.recall_reject("old").unwrap();
     assert!(served(&cairn).is_empty());
-    cairn.recall_restore("new").unwrap();
+    let back = cairn.recall_restore_replacing("new").unwrap();
+    assert_eq!(back.replaces, None, "it replaces a rejected entry no more");
     assert_eq!(served(&cairn), ["new"]);
     assert_eq!(cairn.recall_get("new").unwrap().supersedes_entry_id, "");
     // And the old rejection can be taken back on its own.
     assert!(cairn.recall_restore("old").unwrap().is_trusted());
+}
+
+/// `old` ← `mid` ← `new` (each supersedes the one before), all reviewed, by import.
+fn import_chain(cairn: &Cairn) {
+    let mut mid: serde_json::Value =
+        serde_json::from_str(&line("mid", SMALL, 2, 3, "Mid advice", "b")).unwrap();
+    mid["supersedes_entry_id"] = json!("old");
+    let mut new: serde_json::Value =
+        serde_json::from_str(&line("new", SMALL, 4, 5, "New advice", "c")).unwrap();
+    new["supersedes_entry_id"] = json!("mid");
+    let text = [
+        line("old", SMALL, 0, 1, "Old advice", "a"),
+        mid.to_string(),
+        new.to_string(),
+    ]
+    .join("\n");
+    cairn.recall_import(&text, false).unwrap();
+}
+
+/// The entries agents are served for "advice" (trusted only).
+fn served_advice(cairn: &Cairn) -> Vec<String> {
+    let f = Filters {
+        trusted_only: true,
+        ..Default::default()
+    };
+    let mut ids = query(cairn, "advice", f);
+    ids.sort();
+    ids
+}
+
+/// Rejecting the middle of a chain serves nothing new: the leaf still serves alone, and the
+/// chain closes over the rejected link, so rejecting the leaf later hands service to the entry
+/// nobody rejected. The rejected link cannot be taken back while the leaf serves; once it does
+/// not, it is taken back and replaces the entry it had replaced again.
+#[test]
+fn rejecting_the_middle_of_a_chain_keeps_one_entry_served() {
+    let (_d, cairn) = archive();
+    import_chain(&cairn);
+    assert_eq!(served_advice(&cairn), ["new"]);
+
+    let r = cairn.recall_reject_handing_back("mid").unwrap();
+    assert_eq!(r.reinstated, None, "{r:?}");
+    assert_eq!(r.entry.status, Status::Archived);
+    assert_eq!(served_advice(&cairn), ["new"], "the root is not served too");
+    let old = cairn.recall_get("old").unwrap();
+    assert_eq!(
+        (old.status, old.superseded_by_entry_id.as_str()),
+        (Status::Archived, "new")
+    );
+    assert_eq!(cairn.recall_get("new").unwrap().supersedes_entry_id, "old");
+    // The rejected link keeps its history.
+    let mid = cairn.recall_get("mid").unwrap();
+    assert_eq!(
+        (
+            mid.supersedes_entry_id.as_str(),
+            mid.superseded_by_entry_id.as_str()
+        ),
+        ("old", "new")
+    );
+    let err = cairn.recall_restore("mid").unwrap_err().to_string();
+    assert!(
+        err.contains("left that chain when it was rejected"),
+        "{err}"
+    );
+    let err = cairn.recall_restore("old").unwrap_err().to_string();
+    assert!(
+        err.contains("rejecting new hands its place back to old"),
+        "{err}"
+    );
+
+    // The leaf rejected: the root serves, not the rejected link.
+    let r = cairn.recall_reject_handing_back("new").unwrap();
+    assert_eq!(r.reinstated.map(|e| e.id).as_deref(), Some("old"));
+    assert_eq!(served_advice(&cairn), ["old"]);
+
+    // The rejected link taken back: it serves, replacing the root again.
+    let back = cairn.recall_restore_replacing("mid").unwrap();
+    assert!(back.entry.is_trusted(), "{back:?}");
+    assert_eq!(back.replaces.map(|e| e.id).as_deref(), Some("old"));
+    assert_eq!(served_advice(&cairn), ["mid"]);
+}
+
+/// Rejecting the root of a chain changes nothing served, and the chain no longer claims it:
+/// the middle entry is what the leaf hands back to.
+#[test]
+fn rejecting_the_root_of_a_chain_unlinks_it() {
+    let (_d, cairn) = archive();
+    import_chain(&cairn);
+    let r = cairn.recall_reject_handing_back("old").unwrap();
+    assert_eq!(r.reinstated, None);
+    assert_eq!(served_advice(&cairn), ["new"]);
+    assert_eq!(cairn.recall_get("mid").unwrap().supersedes_entry_id, "");
+    let r = cairn.recall_reject_handing_back("new").unwrap();
+    assert_eq!(r.reinstated.map(|e| e.id).as_deref(), Some("mid"));
+    assert_eq!(served_advice(&cairn), ["mid"]);
+}
+
+/// Taking back the accept of a replacement of a reviewed entry hands that entry its place back
+/// (a reviewed entry is replaced only by a reviewed one): agents are still served the reviewed
+/// word. Accepting the replacement again replaces it again.
+#[test]
+fn taking_back_a_replacements_accept_hands_service_back() {
+    let (data, cairn) = archive();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&line("new", SMALL, 2, 3, "New advice", "b")).unwrap();
+    v["supersedes_entry_id"] = json!("old");
+    let text = [line("old", SMALL, 0, 1, "Old advice", "a"), v.to_string()].join("\n");
+    cairn.recall_import(&text, false).unwrap();
+    assert_eq!(served_advice(&cairn), ["new"]);
+
+    let u = cairn
+        .recall_unaccept_handing_back("new", ReviewState::UnreviewedAuto)
+        .unwrap();
+    assert_eq!(u.entry.review_state, ReviewState::UnreviewedAuto);
+    assert_eq!(u.reinstated.map(|e| e.id).as_deref(), Some("old"));
+    assert_eq!(served_advice(&cairn), ["old"]);
+    let new = cairn.recall_get("new").unwrap();
+    assert_eq!(new.supersedes_entry_id, "old", "kept for the next accept");
+    assert!(
+        cairn
+            .recall_inbox(50)
+            .unwrap()
+            .iter()
+            .any(|i| i.entry.id == "new")
+    );
+
+    cairn.recall_accept("new", None).unwrap();
+    assert_eq!(served_advice(&cairn), ["new"]);
+    let old = cairn.recall_get("old").unwrap();
+    assert_eq!(
+        (old.status, old.superseded_by_entry_id.as_str()),
+        (Status::Archived, "new")
+    );
+
+    // A replacement of an entry nobody reviewed may still replace it unreviewed: it keeps
+    // replacing it (nothing trusted was served through it).
+    auto_entry(data.path(), "auto-old", "Auto advice", "unreviewed advice");
+    cairn
+        .recall_import(&line("rev", SMALL, 4, 5, "Reviewed advice", "d"), false)
+        .unwrap();
+    cairn.recall_supersede("auto-old", "rev").unwrap();
+    let u = cairn
+        .recall_unaccept_handing_back("rev", ReviewState::UnreviewedAuto)
+        .unwrap();
+    assert_eq!(u.reinstated, None);
+    let old = cairn.recall_get("auto-old").unwrap();
+    assert_eq!(
+        (old.status, old.superseded_by_entry_id.as_str()),
+        (Status::Archived, "rev")
+    );
 }
 
 /// A chain stranded before rejections handed service back (the replacement rejected, the old
@@ -1805,7 +1959,11 @@ fn the_ledger_holds_the_entries_that_applied_where_the_agent_asked() {
         serde_json::from_str(&line("on-feat", SMALL, 2, 3, "Feature advice", "b")).unwrap();
     other["scope"] = json!("branch");
     other["git_branch"] = json!("feat/x");
-    let text = [line("wide", SMALL, 0, 1, "Project advice", "a"), other.to_string()].join("\n");
+    let text = [
+        line("wide", SMALL, 0, 1, "Project advice", "a"),
+        other.to_string(),
+    ]
+    .join("\n");
     cairn.recall_import(&text, false).unwrap();
     let project = cairn.recall_get("wide").unwrap().project;
     assert_eq!(cairn.recall_get("on-feat").unwrap().project, project);
@@ -1831,7 +1989,9 @@ fn the_ledger_holds_the_entries_that_applied_where_the_agent_asked() {
     let id = resp.query_id.expect("logged");
     let conn = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
     let logged: Vec<(String, bool)> = conn
-        .prepare("SELECT entry_id, packed FROM recall_query_exposures WHERE query_id = ?1 ORDER BY rank")
+        .prepare(
+            "SELECT entry_id, packed FROM recall_query_exposures WHERE query_id = ?1 ORDER BY rank",
+        )
         .unwrap()
         .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()

@@ -226,14 +226,28 @@ impl Cairn {
         self.review(&[], |c, now| recall::review::unaccept(c, id, previous, now))
     }
 
+    /// Take an accept back, and say which entry serves again in its place when it was a
+    /// replacement the rules no longer let replace it (see
+    /// [`recall::review::unaccept_handing_back`]).
+    pub fn recall_unaccept_handing_back(
+        &self,
+        id: &str,
+        previous: recall::model::ReviewState,
+    ) -> Result<recall::review::Unaccepted> {
+        self.review(&[], |c, now| {
+            recall::review::unaccept_handing_back(c, id, previous, now)
+        })
+    }
+
     /// Reject an entry: archived. A replacement hands its place back to the entry it replaced
     /// (see [`Cairn::recall_reject_handing_back`], which says which).
     pub fn recall_reject(&self, id: &str) -> Result<recall::model::Entry> {
         self.review(&[], |c, now| recall::review::reject(c, id, now))
     }
 
-    /// Reject an entry, and say which entry serves again in its place when it was a
-    /// replacement (see [`recall::review::hand_back`]).
+    /// Reject an entry, and say which entry serves again in its place when it was the served
+    /// replacement (see [`recall::review::hand_back`]; a rejected link inside a chain reinstates
+    /// nothing, [`recall::review::reject_handing_back`]).
     pub fn recall_reject_handing_back(&self, id: &str) -> Result<recall::review::Rejected> {
         self.review(&[], |c, now| {
             recall::review::reject_handing_back(c, id, now)
@@ -244,6 +258,14 @@ impl Cairn {
     /// [`recall::review::restore`]).
     pub fn recall_restore(&self, id: &str) -> Result<recall::model::Entry> {
         self.review(&[id], |c, now| recall::review::restore(c, id, now))
+    }
+
+    /// Take a rejection back, and say which entry it replaces again (see
+    /// [`recall::review::restore_replacing`]).
+    pub fn recall_restore_replacing(&self, id: &str) -> Result<recall::review::Restored> {
+        self.review(&[id], |c, now| {
+            recall::review::restore_replacing(c, id, now)
+        })
     }
 
     /// Replace `old` with `new`.

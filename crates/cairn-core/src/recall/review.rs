@@ -2,11 +2,15 @@
 //!
 //! * accept → `human_reviewed`, transferable, stale cleared (a person vouched for it now);
 //! * unaccept → an accept taken back (the window's Undo, nothing else): the review state it
-//!   had before, no longer transferable, any edit kept;
+//!   had before, no longer transferable, any edit kept; a replacement whose supersession the
+//!   rules no longer allow (it replaced a reviewed entry) hands service back as a rejected one
+//!   does, and accepting it again replaces that entry again;
 //! * edit (title, body, trigger, type, scope) then accept;
-//! * reject → `archived`; a rejected replacement hands service back to the entry it replaced
-//!   (as that one was, its evidence checked again), and taking the rejection back lets it
-//!   replace that entry again;
+//! * reject → `archived`; a rejected replacement that was served hands service back to the
+//!   entry it replaced (as that one was, its evidence checked again), and taking the rejection
+//!   back lets it replace that entry again. A rejected link inside a chain (replaced itself)
+//!   leaves it: the entry that replaced it now replaces the one it had replaced, so one entry
+//!   per chain is served, and a later rejection of the leaf hands service to that one;
 //! * supersede an older entry with a newer one (single-leaf chains, one transaction);
 //! * merge a duplicate into a kept entry: its evidence joins the kept entry, it is archived as
 //!   superseded by it, and nobody's trust changes.
@@ -58,6 +62,10 @@ pub enum ReviewChange {
     Unaccept {
         id: String,
         review_state: ReviewState,
+        /// The entry it had replaced, served again in its place (a reviewed entry is replaced
+        /// only by a reviewed one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reinstated: Option<String>,
     },
     Supersede {
         old: String,
@@ -198,7 +206,7 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
     let mut entry = load(conn, id)?;
     if entry.status != Status::Accepted {
         if !entry.superseded_by_entry_id.is_empty() && !replacement_gone(conn, &entry)? {
-            return Err(replaced(&entry));
+            return Err(replaced(conn, &entry)?);
         }
         // Taken back only on evidence that still holds, as if its provenance were revoked:
         // whatever happened to its sessions while it was archived.
@@ -228,13 +236,26 @@ pub fn accept(conn: &Connection, id: &str, edit: Option<&Edit>, now: &str) -> Re
     load(conn, id)
 }
 
-/// The refusal to review an entry another one replaces while that one is served.
-fn replaced(entry: &Entry) -> Error {
+/// The refusal to review an entry another one replaces while that one is served. One rejected
+/// out of its chain ([`splice_out`]) is no longer what the replacement hands back to.
+fn replaced(conn: &Connection, entry: &Entry) -> Result<Error> {
+    let db = crate::store::err_in(conn);
     let (id, by) = (&entry.id, &entry.superseded_by_entry_id);
-    Error::Conflict(format!(
-        "recall entry {id} was replaced by {by}, which is served in its place: review that one \
-         (`cairn recall review --show {by}`); rejecting {by} hands its place back to {id}"
-    ))
+    let in_chain = store::get(conn, by)
+        .map_err(db)?
+        .is_some_and(|r| r.supersedes_entry_id == *id);
+    Ok(Error::Conflict(if in_chain {
+        format!(
+            "recall entry {id} was replaced by {by}, which is served in its place: review that one \
+             (`cairn recall review --show {by}`); rejecting {by} hands its place back to {id}"
+        )
+    } else {
+        format!(
+            "recall entry {id} was replaced by {by}, which is served in its place, and left that \
+             chain when it was rejected: review {by} (`cairn recall review --show {by}`); {id} can \
+             be taken back once {by} is no longer served"
+        )
+    }))
 }
 
 /// Whether the entry that replaced `old` no longer serves in its place: it is gone, or archived
@@ -281,16 +302,22 @@ fn recheck_provenance(conn: &Connection, entry: &Entry, note: &str) -> Result<()
     Ok(())
 }
 
-/// A replacement left service (rejected, or its evidence forgotten): the entry it replaced
-/// serves again in its place, as it was before it was replaced (its review state kept, its
-/// evidence checked again). Returns that entry when it serves again.
+/// A replacement left service (rejected, its accept taken back, or its evidence forgotten): the
+/// entry it replaced serves again in its place, as it was before it was replaced (its review
+/// state kept, its evidence checked again). Returns that entry when it serves again.
+///
+/// `replacement` is the entry as it was before it left: only the one served (accepted, replaced
+/// by none: a chain's leaf) hands anything back. A link inside a chain hands nothing back: the
+/// newer entry still serves (a rejection splices it out instead, [`splice_out`]).
 ///
 /// The replacement keeps its `supersedes_entry_id`, so taking its rejection back replaces the
 /// entry again ([`resupersede`]). An older entry a person rejected meanwhile stays rejected: only
 /// the link goes, so `--restore` can take that rejection back.
 pub fn hand_back(conn: &Connection, replacement: &Entry, now: &str) -> Result<Option<Entry>> {
     let db = crate::store::err_in(conn);
-    if replacement.supersedes_entry_id.is_empty() {
+    let served =
+        replacement.status == Status::Accepted && replacement.superseded_by_entry_id.is_empty();
+    if !served || replacement.supersedes_entry_id.is_empty() {
         return Ok(None);
     }
     let Some(old) = store::get(conn, &replacement.supersedes_entry_id).map_err(db)? else {
@@ -318,11 +345,55 @@ pub fn hand_back(conn: &Connection, replacement: &Entry, now: &str) -> Result<Op
     load(conn, &old.id).map(Some)
 }
 
+/// A rejected link inside a chain (an entry replaced by a newer one, which claims it) leaves the
+/// chain: the newer entry now replaces the one the rejected entry had replaced (nothing, when
+/// it was the chain's root). The served leaf stays the only entry served, and rejecting it later
+/// hands service to an entry nobody rejected. The rejected entry keeps its own links (what it
+/// replaced, what replaced it), as history; while the newer entry is served it cannot be taken
+/// back ([`replaced`]), and once that one is not, it is taken back as any stranded entry is.
+/// Returns the entry the newer one now replaces.
+fn splice_out(conn: &Connection, link: &Entry, now: &str) -> Result<Option<String>> {
+    let db = crate::store::err_in(conn);
+    if link.superseded_by_entry_id.is_empty() {
+        return Ok(None);
+    }
+    let Some(newer) = store::get(conn, &link.superseded_by_entry_id).map_err(db)? else {
+        return Ok(None);
+    };
+    // A merged duplicate is not claimed by the entry it was merged into: no chain to mend.
+    if newer.supersedes_entry_id != link.id {
+        return Ok(None);
+    }
+    let older = if link.supersedes_entry_id.is_empty() {
+        None
+    } else {
+        store::get(conn, &link.supersedes_entry_id)
+            .map_err(db)?
+            .filter(|o| o.superseded_by_entry_id == link.id)
+    };
+    let older_id = older.as_ref().map_or("", |o| o.id.as_str());
+    conn.prepare_cached(
+        "UPDATE recall_entries SET supersedes_entry_id = ?2, updated_at = ?3 WHERE id = ?1",
+    )
+    .map_err(db)?
+    .execute(params![newer.id, older_id, now])
+    .map_err(db)?;
+    if let Some(o) = &older {
+        conn.prepare_cached(
+            "UPDATE recall_entries SET superseded_by_entry_id = ?2, updated_at = ?3 WHERE id = ?1",
+        )
+        .map_err(db)?
+        .execute(params![o.id, newer.id, now])
+        .map_err(db)?;
+    }
+    Ok(older.map(|o| o.id))
+}
+
 /// A replacement served again (its rejection taken back): it replaces again the entry it had
 /// replaced, when that one is served and replaced by none and the rules of [`supersede`] allow.
 /// Otherwise (that entry rejected, replaced by another, or more trusted now) it no longer
 /// claims to replace it: the link goes, so the chain says what is served. Returns the entry it
-/// replaces again.
+/// replaces once done (again, or still: one whose replacement was never undone).
 fn resupersede(conn: &Connection, id: &str, now: &str) -> Result<Option<String>> {
     let db = crate::store::err_in(conn);
     let new = load(conn, id)?;
@@ -333,7 +404,7 @@ fn resupersede(conn: &Connection, id: &str, now: &str) -> Result<Option<String>>
     if let Some(o) = &old {
         if o.superseded_by_entry_id == new.id {
             // It replaces it already.
-            return Ok(None);
+            return Ok(Some(o.id.clone()));
         }
         if o.status == Status::Accepted
             && o.superseded_by_entry_id.is_empty()
@@ -462,8 +533,30 @@ fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Resul
 /// Only an accept is taken back: an entry not reviewed by a person, or no longer served
 /// (rejected, replaced, merged), is refused, and so is `human_reviewed` as the state before an
 /// accept (that would take nothing back). The text and evidence do not change, so its index row
-/// and vectors stay as they are.
+/// and vectors stay as they are. See [`unaccept_handing_back`] for a replacement.
 pub fn unaccept(conn: &Connection, id: &str, previous: ReviewState, now: &str) -> Result<Entry> {
+    unaccept_handing_back(conn, id, previous, now).map(|u| u.entry)
+}
+
+/// What taking an accept back did: the entry, back in the inbox, and the entry it had replaced
+/// when that one is served again in its place ([`hand_back`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unaccepted {
+    pub entry: Entry,
+    pub reinstated: Option<Entry>,
+}
+
+/// Take an accept back ([`unaccept`]). A replacement that may no longer replace the entry it
+/// replaced (a reviewed entry is replaced only by a reviewed one, [`may_supersede`]) hands its
+/// place back to it as a rejected one does ([`hand_back`]), keeping its `supersedes_entry_id`:
+/// accepting it again replaces that entry again ([`resupersede`]). One that still may (the
+/// entry it replaced was not reviewed either) keeps replacing it.
+pub fn unaccept_handing_back(
+    conn: &Connection,
+    id: &str,
+    previous: ReviewState,
+    now: &str,
+) -> Result<Unaccepted> {
     let db = crate::store::err_in(conn);
     if previous == ReviewState::HumanReviewed {
         return Err(Error::Invalid(format!(
@@ -491,7 +584,20 @@ pub fn unaccept(conn: &Connection, id: &str, previous: ReviewState, now: &str) -
     .map_err(db)?
     .execute(params![id, previous.as_str(), now])
     .map_err(db)?;
-    load(conn, id)
+    let after = load(conn, id)?;
+    let mut reinstated = None;
+    if !entry.supersedes_entry_id.is_empty()
+        && let Some(old) = store::get(conn, &entry.supersedes_entry_id).map_err(db)?
+        && old.superseded_by_entry_id == entry.id
+        && may_supersede(&old, &after).is_err()
+    {
+        // `entry` as it was: the served leaf, which is what hands back.
+        reinstated = hand_back(conn, &entry, now)?;
+    }
+    Ok(Unaccepted {
+        entry: load(conn, id)?,
+        reinstated,
+    })
 }
 
 /// What a rejection did: the entry, archived, and the entry it had replaced when that one is
@@ -507,8 +613,10 @@ pub fn reject(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     reject_handing_back(conn, id, now).map(|r| r.entry)
 }
 
-/// Reject an entry: archived, no longer served. A replacement hands its place back to the entry
-/// it replaced ([`hand_back`]): rejecting the newer word does not leave agents with none.
+/// Reject an entry: archived, no longer served. A served replacement hands its place back to the
+/// entry it replaced ([`hand_back`]): rejecting the newer word does not leave agents with none.
+/// A link inside a chain (replaced itself, so not served) is spliced out of it ([`splice_out`]):
+/// the entry served stays the only one, and nothing is reinstated.
 pub fn reject_handing_back(conn: &Connection, id: &str, now: &str) -> Result<Rejected> {
     let db = crate::store::err_in(conn);
     let before = load(conn, id)?;
@@ -521,6 +629,9 @@ pub fn reject_handing_back(conn: &Connection, id: &str, now: &str) -> Result<Rej
     // An extracted entry waiting to be published must stay unpublished.
     super::extract::store::withdraw(conn, id).map_err(db)?;
     let reinstated = hand_back(conn, &before, now)?;
+    if before.status == Status::Archived {
+        splice_out(conn, &before, now)?;
+    }
     Ok(Rejected {
         entry: load(conn, id)?,
         reinstated,
@@ -536,13 +647,26 @@ pub fn reject_handing_back(conn: &Connection, id: &str, now: &str) -> Result<Rej
 /// An entry whose replacement no longer serves in its place (rejected before a rejection
 /// handed service back, retired, gone) is served again the same way. Refused: an entry still
 /// replaced by a served one, one archived otherwise (its generation retired), one rejected
-/// before rejections were recorded.
+/// before rejections were recorded. See [`restore_replacing`], which says what it replaces.
 pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
+    restore_replacing(conn, id, now).map(|r| r.entry)
+}
+
+/// What taking a rejection back did: the entry, where it was before, and the entry it replaces
+/// again (archived behind it) when it was a replacement and the supersede rules allow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    pub entry: Entry,
+    pub replaces: Option<Entry>,
+}
+
+/// Take a rejection back ([`restore`]), saying which entry it replaces again ([`resupersede`]).
+pub fn restore_replacing(conn: &Connection, id: &str, now: &str) -> Result<Restored> {
     let db = crate::store::err_in(conn);
     let entry = load(conn, id)?;
     let stranded = !entry.superseded_by_entry_id.is_empty();
     if stranded && !replacement_gone(conn, &entry)? {
-        return Err(replaced(&entry));
+        return Err(replaced(conn, &entry)?);
     }
     if entry.status != Status::Archived || (!stranded && rejected_at(conn, id)?.is_none()) {
         return Err(Error::Conflict(format!(
@@ -559,8 +683,14 @@ pub fn restore(conn: &Connection, id: &str, now: &str) -> Result<Entry> {
     .execute(params![id, status, now])
     .map_err(db)?;
     recheck_provenance(conn, &entry, "its evidence changed while it was rejected")?;
-    resupersede(conn, id, now)?;
-    load(conn, id)
+    let replaces = match resupersede(conn, id, now)? {
+        Some(old) => Some(load(conn, &old)?),
+        None => None,
+    };
+    Ok(Restored {
+        entry: load(conn, id)?,
+        replaces,
+    })
 }
 
 /// Replace `old` with `new`: `old` is archived and points at `new`, `new` points back.
