@@ -806,14 +806,20 @@ export function fakeBackend(options: FakeOptions = {}) {
         return update(e.id, { review_state: args.previous as Entry['review_state'], transferable: false });
       }
       case 'recall_reject': {
-        // As the core does: a replacement hands its place back to the entry it replaced.
+        // As the core does: the served replacement hands its place back to the entry it
+        // replaced; one itself replaced (a chain's middle) is spliced out, the newer replacing
+        // the older.
         const id = args.id as string;
         const before = entry(id);
         rejected.add(id);
         const done = update(id, { status: 'archived' });
         const old = entries.find((e) => e.id === before.supersedes_entry_id && e.superseded_by_entry_id === id);
         let reinstated: Entry | null = null;
-        if (old) {
+        if (before.superseded_by_entry_id) {
+          const newer = before.superseded_by_entry_id;
+          if (old) update(old.id, { superseded_by_entry_id: newer });
+          update(newer, { supersedes_entry_id: old ? old.id : '' });
+        } else if (old) {
           const serves = old.status === 'archived' && !rejected.has(old.id);
           const back = update(old.id, { superseded_by_entry_id: '', status: serves ? 'accepted' : old.status });
           if (serves) reinstated = back;
