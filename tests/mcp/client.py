@@ -222,6 +222,12 @@ async def main():
             brief = await c.ok("recall_brief", {"query": "phoenix server", "max_tokens": 200, "repo": "spotter"})
             check(brief["text"] and brief["estimated_tokens"] <= 200, f"brief: {brief['estimated_tokens']} tokens")
             check(brief["text"].startswith("Reviewed notes from past sessions in spotter"), f"brief: {brief['text'][:80]}")
+            # Every project's brief, for a server started where no repository is: headed so.
+            every = await c.ok("recall_brief", {"query": "phoenix server", "all_repos": True})
+            check(every["scope"]["repo"] is None and every["entries"], f"recall_brief all_repos: {every}")
+            check(every["text"].startswith("Reviewed notes from past sessions in every project"),
+                  f"recall_brief all_repos: {every['text'][:80]}")
+            await c.error("recall_brief", {"all_repos": True, "repo": "spotter"}, "not both")
 
             prop_args = {
                 "type": "warning",
@@ -244,6 +250,12 @@ async def main():
             untrusted = await c.ok("recall_query", {"query": "dev database", "include_untrusted": True, "all_repos": True})
             found = [e for e in untrusted["entries"] if e["id"] == p["entry_id"]]
             check(found and not found[0]["trusted"], "include_untrusted did not return the proposal, untrusted")
+            # A brief holding it does not call its notes reviewed.
+            mixed = await c.ok("recall_brief", {"query": "dev database", "include_untrusted": True, "all_repos": True})
+            check(any(e["id"] == p["entry_id"] and not e["trusted"] for e in mixed["entries"]),
+                  f"recall_brief include_untrusted: no proposal {mixed}")
+            check(not mixed["text"].startswith("Reviewed") and "Unreviewed" in mixed["text"],
+                  f"recall_brief include_untrusted: {mixed['text'][:120]}")
             # A secret a control character ends (which cleaning would glue to the next word) is
             # stored redacted: `ok` checks no answer carries it.
             aws = "AKIA" + "IOSFODNN7" + "EXAMPLE"  # AWS documentation example key, built, not written

@@ -14,19 +14,26 @@
 //! - before `initialize`, a request other than `initialize`, `ping` or `server/discover` (and
 //!   one carrying its protocol version inline, which rmcp serves without a handshake) is
 //!   answered "send `initialize` first", and a notification is dropped; the server keeps
-//!   serving.
+//!   serving. The handshake counts as done only once rmcp's answer to it goes out as a result
+//!   (an `initialize` that failed, or an inline request it refused, leaves the gate shut).
 //!
 //! Every message it writes passes the `clean` function it is given (the outbound redactor):
 //! what it quotes came from the client.
+//!
+//! Memory stays bounded against a client that writes and never reads: one writer task takes
+//! the answers from a queue of [`MAX_QUEUED`], and a line is read only while fewer than
+//! [`MAX_IN_FLIGHT`] requests handed to rmcp wait for their answer to be queued and our own
+//! answers fit in the queue. When the client stops reading, the server stops reading too.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{JsonRpcMessage, RequestId, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 /// The longest line (one JSON-RPC message) the server reads: ample for any tool call (a query
 /// is at most 1,000 bytes, a proposal a few KB), and the most memory one message takes.
@@ -48,40 +55,83 @@ const BEFORE_INITIALIZE: [&str; 3] = ["initialize", "ping", "server/discover"];
 /// request carrying it needs no handshake, and rmcp serves it).
 const INLINE_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
+/// Answers queued for the writer at most: past this, sending waits (and so does reading).
+/// An answer is at most [`crate::bound::MAX_BYTES`] of text, so the queue holds about a MiB.
+pub const MAX_QUEUED: usize = 16;
+
+/// Requests handed to rmcp whose answer is not queued yet, at most: past this, no line is read
+/// until one is answered. Each holds at most one [`MAX_LINE`] and, later, its answer.
+pub const MAX_IN_FLIGHT: usize = 32;
+
 type Clean = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
+/// What the writer task is handed.
+enum Out {
+    /// One message, its newline included.
+    Line(Vec<u8>),
+    /// Everything queued before has been written (or the output failed).
+    Written(oneshot::Sender<()>),
+}
+
+/// The requests handed to rmcp that wait for their answer, each holding its room.
+type Answering = Arc<std::sync::Mutex<HashMap<RequestId, OwnedSemaphorePermit>>>;
+
+/// What answer to a request opens the handshake gate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Opening {
+    /// `initialize`: its result (not an error).
+    Initialize,
+    /// A request carrying its protocol version inline: any result (rmcp refuses one it will
+    /// not serve that way with an error, and keeps waiting for a handshake).
+    Inline,
+}
+
 /// rmcp's [`rmcp::transport::Transport`] over a reader and a writer (stdin and stdout).
-pub struct Framed<R: AsyncRead, W> {
+pub struct Framed<R: AsyncRead> {
     read: BufReader<R>,
     /// The line being read; never more than [`MAX_LINE`] bytes. It lives here, not in
     /// `receive`, because rmcp polls `receive` in a `select!` and may drop it mid-line.
     line: Vec<u8>,
     /// Reading past the end of a line too long to keep: its bytes so far and its id.
     overlong: Option<(usize, IdScan)>,
-    write: Arc<Mutex<W>>,
+    /// The writer task's queue ([`MAX_QUEUED`]); it alone writes the output.
+    out: mpsc::Sender<Out>,
     clean: Clean,
-    /// Answers of our own not written yet (written before the next read).
+    /// Answers of our own not queued yet (queued before the next read).
     replies: VecDeque<Vec<u8>>,
-    /// The writes of those answers under way, waited for before the input's end is reported
-    /// (the session, and the process, end then).
-    writing: Vec<tokio::task::JoinHandle<()>>,
+    /// Room for [`MAX_IN_FLIGHT`] requests rmcp has not answered yet.
+    in_flight: Arc<Semaphore>,
+    /// The room taken for the next line read (given to it when it is a request for rmcp).
+    room: Option<OwnedSemaphorePermit>,
+    answering: Answering,
+    /// Requests handed to rmcp whose answer may complete the handshake.
+    opening: HashMap<RequestId, Opening>,
     initialized: bool,
 }
 
-impl<R, W> Framed<R, W>
+impl<R> Framed<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
-    pub fn new(read: R, write: W, clean: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+    /// The framing over `read` and `write`; its writer task is spawned on the current tokio
+    /// runtime.
+    pub fn new<W>(read: R, write: W, clean: impl Fn(&str) -> String + Send + Sync + 'static) -> Self
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, queue) = mpsc::channel(MAX_QUEUED);
+        tokio::spawn(write_out(write, queue));
         Framed {
             read: BufReader::new(read),
             line: Vec::new(),
             overlong: None,
-            write: Arc::new(Mutex::new(write)),
+            out,
             clean: Arc::new(clean),
             replies: VecDeque::new(),
-            writing: Vec::new(),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            room: None,
+            answering: Arc::default(),
+            opening: HashMap::new(),
             initialized: false,
         }
     }
@@ -99,26 +149,27 @@ where
         self.replies.push_back(bytes);
     }
 
-    /// Write the queued answers. A write rmcp's `select!` would cut off mid-line is not done
-    /// here: each is handed whole to a task of its own.
-    fn flush_replies(&mut self) {
-        self.writing.retain(|task| !task.is_finished());
-        while let Some(bytes) = self.replies.pop_front() {
-            let write = self.write.clone();
-            self.writing.push(tokio::spawn(async move {
-                let mut w = write.lock().await;
-                if w.write_all(&bytes).await.is_ok() {
-                    let _ = w.flush().await;
-                }
-            }));
+    /// Hand our answers to the writer, waiting while its queue is full. Cancel-safe (rmcp
+    /// polls `receive` in a `select!`): an answer leaves `replies` only once it has room.
+    async fn flush_replies(&mut self) {
+        while !self.replies.is_empty() {
+            let Ok(room) = self.out.reserve().await else {
+                // The output is gone: nobody will read these.
+                self.replies.clear();
+                return;
+            };
+            if let Some(bytes) = self.replies.pop_front() {
+                room.send(Out::Line(bytes));
+            }
         }
     }
 
-    /// Every answer of ours written (or failed).
+    /// Every answer queued so far (ours and rmcp's) written, or the output failed.
     async fn replies_written(&mut self) {
-        self.flush_replies();
-        while let Some(task) = self.writing.pop() {
-            let _ = task.await;
+        self.flush_replies().await;
+        let (done, written) = oneshot::channel();
+        if self.out.send(Out::Written(done)).await.is_ok() {
+            let _ = written.await;
         }
     }
 
@@ -206,6 +257,15 @@ where
             .get("method")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // rmcp drops the answer to a request the client cancelled: its room is free now.
+        if method.as_deref() == Some("notifications/cancelled")
+            && let Some(Ok(cancelled)) = value
+                .pointer("/params/requestId")
+                .map(|id| serde_json::from_value::<RequestId>(id.clone()))
+        {
+            answered(&self.answering, &cancelled);
+        }
+        let mut opening = None;
         if !self.initialized
             && let Some(method) = &method
         {
@@ -213,8 +273,10 @@ where
                 .pointer("/params/_meta")
                 .and_then(|m| m.get(INLINE_VERSION))
                 .is_some();
-            if method == "initialize" || inline {
-                self.initialized = true;
+            if method == "initialize" {
+                opening = Some(Opening::Initialize);
+            } else if inline {
+                opening = Some(Opening::Inline);
             } else if !BEFORE_INITIALIZE.contains(&method.as_str()) {
                 // A notification gets no answer (JSON-RPC); rmcp would end the session on one.
                 if id.is_some() {
@@ -231,7 +293,12 @@ where
             }
         }
         match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
-            Ok(message) => Some(message),
+            Ok(message) => {
+                if let (Some(opening), JsonRpcMessage::Request(request)) = (opening, &message) {
+                    self.opening.insert(request.id.clone(), opening);
+                }
+                Some(message)
+            }
             // A notification rmcp cannot read (one of another protocol's, say) is no concern of
             // the client's: rmcp skips those too.
             Err(_) if id.is_none() && method.is_some() => None,
@@ -256,10 +323,40 @@ where
     }
 }
 
-impl<R, W> rmcp::transport::Transport<RoleServer> for Framed<R, W>
+/// The request `id` no longer waits for rmcp's answer: its room is free.
+fn answered(answering: &Answering, id: &RequestId) {
+    answering
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(id);
+}
+
+/// The one writer of the output: each message whole, in the order queued. After a failed
+/// write it stops, and sending fails from then on.
+async fn write_out<W: AsyncWrite + Unpin>(mut write: W, mut queue: mpsc::Receiver<Out>) {
+    while let Some(out) = queue.recv().await {
+        match out {
+            Out::Line(bytes) => {
+                if let Err(e) = async {
+                    write.write_all(&bytes).await?;
+                    write.flush().await
+                }
+                .await
+                {
+                    tracing::debug!("writing to the MCP client: {e}");
+                    return;
+                }
+            }
+            Out::Written(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+impl<R> rmcp::transport::Transport<RoleServer> for Framed<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 
@@ -267,19 +364,53 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = self.write.clone();
+        let id = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            _ => None,
+        };
+        // The handshake is done when rmcp answers it with a result, not when it is asked:
+        // after a failed `initialize` rmcp still waits for one (and would end the session on
+        // a notification).
+        if let Some(opening) = id.as_ref().and_then(|id| self.opening.remove(id)) {
+            let opened = match &item {
+                JsonRpcMessage::Response(response) => {
+                    opening == Opening::Inline
+                        || matches!(response.result, ServerResult::InitializeResult(_))
+                }
+                _ => false,
+            };
+            self.initialized |= opened;
+        }
+        let out = self.out.clone();
+        let answering = self.answering.clone();
         async move {
             let mut bytes = serde_json::to_vec(&item)?;
             bytes.push(b'\n');
-            let mut w = write.lock().await;
-            w.write_all(&bytes).await?;
-            w.flush().await
+            drop(item);
+            let queued = out.send(Out::Line(bytes)).await;
+            // Its room is freed once the answer is queued, not when it was made: a client that
+            // does not read keeps the answers, and so the requests, from piling up.
+            if let Some(id) = &id {
+                answered(&answering, id);
+            }
+            queued.map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "the MCP client's output is closed",
+                )
+            })
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            self.flush_replies();
+            // Nothing is read while our answers wait for room, or while MAX_IN_FLIGHT requests
+            // wait for theirs.
+            self.flush_replies().await;
+            if self.room.is_none() {
+                self.room = self.in_flight.clone().acquire_owned().await.ok();
+            }
             let Some(whole) = self.next_line().await else {
                 self.replies_written().await;
                 return None;
@@ -293,7 +424,16 @@ where
             self.line = line;
             self.line.clear();
             if let Some(message) = message {
-                self.flush_replies();
+                // No await from here on: a message taken is returned, whatever rmcp's
+                // `select!` does next (our answers go out at the next call).
+                if let JsonRpcMessage::Request(request) = &message
+                    && let Some(room) = self.room.take()
+                {
+                    self.answering
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert(request.id.clone(), room);
+                }
                 return Some(message);
             }
         }
@@ -301,7 +441,7 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.replies_written().await;
-        self.write.lock().await.flush().await
+        Ok(())
     }
 }
 

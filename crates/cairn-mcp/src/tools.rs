@@ -433,6 +433,10 @@ pub struct RecallBriefArgs {
     /// instead of on the branch checked out where this server runs.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Entries of every project instead of this repository's (what a server started outside a
+    /// repository briefs from without `repo`).
+    #[serde(default)]
+    pub all_repos: bool,
     /// Only entries whose evidence comes from this agent's sessions (`claude`, `codex`, …).
     #[serde(default)]
     pub agent: Option<String>,
@@ -886,7 +890,7 @@ fn recall_empty_hint(
         ));
     }
     if reach.project.is_some() {
-        next.push("`repo` for another project, or `all_repos: true` in `recall_query`".to_owned());
+        next.push("`repo` for another project, or `all_repos: true` for every project".to_owned());
     }
     let why = match (&reach.project, trusted_only && untrusted == 0 && !has_query) {
         (Some(p), true) => format!(
@@ -921,10 +925,7 @@ fn nowhere(tool: &str) -> Res {
         "repo": Value::Null,
         "entries": [],
         "next_cursor": Value::Null,
-        "hint": format!(
-            "This server does not run in a git repository, so there is no project to answer for: pass `repo` (a project's directory name){}.",
-            if brief { "" } else { ", or `all_repos: true` for every project" }
-        ),
+        "hint": "This server does not run in a git repository, so there is no project to answer for: pass `repo` (a project's directory name), or `all_repos: true` for every project.",
     });
     if brief {
         body["text"] = Value::String(String::new());
@@ -1329,10 +1330,21 @@ impl Server {
             "vectors_pending": answer.vectors_pending,
         });
         if items.is_empty() {
-            let hint = if answer.kind == cairn_core::views::why::WhyKind::Description {
-                "No session of this repository matches the description (a description is looked up among the sessions of the repository the server runs in). Try other words, or `search`, which looks in every repository."
-            } else {
-                "No agent session in the archive is known to be behind it (it may predate the archive, or a person wrote it). Try `search` with words from it, `skim` for the branch's sessions, or a description of the change as `target`."
+            // A description is looked up among the sessions of the repository the server runs
+            // in, and everywhere when it runs outside one (`Cairn::why`).
+            let hint = match (
+                answer.kind == cairn_core::views::why::WhyKind::Description,
+                self.session.outbound.repo_root.is_some(),
+            ) {
+                (true, true) => {
+                    "No session of this repository matches the description (a description is looked up among the sessions of the repository the server runs in). Try other words, or `search`, which looks in every repository."
+                }
+                (true, false) => {
+                    "No session in the archive matches the description (the server runs outside a git repository, so every repository's sessions were looked in). Try other words, or `mode: \"hybrid\"` to match by meaning too (needs embeddings)."
+                }
+                (false, _) => {
+                    "No agent session in the archive is known to be behind it (it may predate the archive, or a person wrote it). Try `search` with words from it, `skim` for the branch's sessions, or a description of the change as `target`."
+                }
             };
             body["hint"] = Value::String(hint.to_owned());
         }
@@ -1404,7 +1416,7 @@ impl Server {
 
     /// A packed brief.
     #[tool(
-        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, headed by the project and branch they are about, with their ids and evidence addresses. By default the repository this server runs in, on the branch checked out (entries scoped to that branch and every repository-wide one); `repo` and `branch` ask for another. Use at the start of a task; `recall_query` for more.",
+        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, headed by the project and branch they are about, with their ids and evidence addresses. By default the repository this server runs in, on the branch checked out (entries scoped to that branch and every repository-wide one); `repo` and `branch` ask for another, `all_repos` briefs from every project. Unreviewed entries only with `include_untrusted`, after the trusted ones under a line saying so. Use at the start of a task; `recall_query` for more.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -1433,7 +1445,7 @@ impl Server {
             a.agent.as_deref(),
             RECALL_LIMIT.1 as usize,
         )?;
-        let Some(reach) = self.reach(a.repo.as_deref(), a.branch.as_deref(), false)? else {
+        let Some(reach) = self.reach(a.repo.as_deref(), a.branch.as_deref(), a.all_repos)? else {
             return nowhere("recall_brief");
         };
         let req = QueryRequest {

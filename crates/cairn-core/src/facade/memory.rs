@@ -96,7 +96,8 @@ impl Cairn {
     /// An agent's Recall query or brief (`req`) answered for `reach`: the project's entries
     /// that apply on its branch by [`memory::applies`], the rule the session-start brief uses
     /// (a branch-scoped entry on its own branch only, anything wider on every branch). A brief
-    /// of one project is headed by it and its branch ([`memory::pack_headed`]); `req`'s own
+    /// is headed by its project (or "every project") and branch, and says whether its notes
+    /// were reviewed ([`memory::pack_headed`]); `req`'s own
     /// project and branch filters are replaced by `reach`.
     ///
     /// The query is recorded through `writer` as [`Cairn::agent_recall_query`] records one,
@@ -146,10 +147,12 @@ impl Cairn {
                 }
                 None => max_bytes,
             };
-            resp.context = Some(match &reach.project {
-                Some(project) => memory::pack_headed(&resp.results, project, branch, budget),
-                None => recall::brief::pack(&resp.results, budget, None),
-            });
+            resp.context = Some(memory::pack_headed(
+                &resp.results,
+                reach.project.as_deref(),
+                branch,
+                budget,
+            ));
         }
         resp.miss_reason = if resp.results.is_empty() {
             recall::model::MissReason::NoResults

@@ -137,29 +137,60 @@ pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32) -> Packed {
         })
         .collect();
     let budget = (max_tokens as usize).saturating_mul(brief::BYTES_PER_TOKEN);
-    pack_headed(&ranked, &place.project, place.branch.as_deref(), budget)
+    pack_headed(
+        &ranked,
+        Some(&place.project),
+        place.branch.as_deref(),
+        budget,
+    )
 }
 
-/// The line a brief of `project`'s entries starts with: which project and branch its notes are
-/// about (a reader of the packed text sees no entry's project otherwise).
-pub fn intro(project: &str, branch: Option<&str>) -> String {
-    match branch {
-        Some(b) => format!("Reviewed notes from past sessions in {project} (branch {b}):\n"),
-        None => format!("Reviewed notes from past sessions in {project}:\n"),
-    }
+/// The line a brief starts with: which project (`None`: every project) and branch its notes
+/// are about (a reader of the packed text sees no entry's project otherwise), and whether a
+/// person reviewed them: `reviewed` and `unreviewed` say which kinds the brief holds (the
+/// unreviewed ones come last, under [`brief::UNREVIEWED`]).
+pub fn intro(
+    project: Option<&str>,
+    branch: Option<&str>,
+    reviewed: bool,
+    unreviewed: bool,
+) -> String {
+    let notes = match (reviewed, unreviewed) {
+        (true, true) => "Notes",
+        (false, true) => "Unreviewed notes",
+        _ => "Reviewed notes",
+    };
+    let place = project.map_or_else(|| "every project".to_owned(), str::to_owned);
+    let branch = branch.map(|b| format!(" (branch {b})")).unwrap_or_default();
+    let order = if reviewed && unreviewed {
+        ", reviewed ones first, then unreviewed ones"
+    } else {
+        ""
+    };
+    format!("{notes} from past sessions in {place}{branch}{order}:\n")
 }
 
 /// `ranked` packed into `max_bytes` (the intro included), headed by [`intro`]. Empty when
 /// nothing fits.
 pub fn pack_headed(
     ranked: &[Ranked],
-    project: &str,
+    project: Option<&str>,
     branch: Option<&str>,
     max_bytes: usize,
 ) -> Packed {
-    let intro = intro(project, branch);
-    let mut packed = brief::pack(ranked, max_bytes.saturating_sub(intro.len()), None);
+    // Room for the longest heading: which one fits the notes is known once they are packed.
+    let room = intro(project, branch, true, true).len();
+    let mut packed = brief::pack(ranked, max_bytes.saturating_sub(room), None);
     if !packed.entry_ids.is_empty() {
+        let trusted = |id: &String| {
+            ranked
+                .iter()
+                .find(|r| &r.entry.id == id)
+                .is_some_and(|r| r.entry.is_trusted())
+        };
+        let reviewed = packed.entry_ids.iter().any(trusted);
+        let unreviewed = !packed.entry_ids.iter().all(trusted);
+        let intro = intro(project, branch, reviewed, unreviewed);
         packed.text = format!("{intro}{}", packed.text);
         packed.bytes = packed.text.len() as u32;
         packed.estimated_tokens = packed.text.len().div_ceil(brief::BYTES_PER_TOKEN) as u32;
@@ -170,6 +201,60 @@ pub fn pack_headed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ranked(id: &str, trusted: bool) -> Ranked {
+        let state = if trusted {
+            "human_reviewed"
+        } else {
+            "unreviewed_auto"
+        };
+        let entry: Entry = serde_json::from_value(serde_json::json!({
+            "id": id, "type": "fact", "scope": "project", "status": "accepted",
+            "review_state": state, "title": format!("Note {id}"), "body": "", "trigger": "",
+            "confidence": null, "uncertainty": "", "project": "shop", "cwd": "", "git_branch": "",
+            "agent": "", "source_session_key": null, "source_episode_id": "", "source_run_id": "",
+            "extractor_method": "", "model": "", "transferable": true, "provenance_ok": true,
+            "trusted": trusted, "provenance_note": null, "stale": false, "stale_note": null,
+            "supersedes_entry_id": "", "superseded_by_entry_id": "", "created_at": "",
+            "updated_at": "", "reviewed_at": null, "evidence": []
+        }))
+        .unwrap();
+        Ranked {
+            entry,
+            score: 1.0,
+            breakdown: ScoreBreakdown::default(),
+            match_reasons: Vec::new(),
+        }
+    }
+
+    /// A brief's first line says what it holds: "Reviewed notes" only when a person reviewed
+    /// every one, and where they are from (every project when it is every project's).
+    #[test]
+    fn a_brief_s_heading_says_whether_its_notes_were_reviewed() {
+        let head = |ranked: &[Ranked], project: Option<&str>| {
+            let p = pack_headed(ranked, project, Some("main"), 4000);
+            p.text.lines().next().unwrap_or_default().to_owned()
+        };
+        let (t, u) = (ranked("t1", true), ranked("u1", false));
+        assert_eq!(
+            head(std::slice::from_ref(&t), Some("shop")),
+            "Reviewed notes from past sessions in shop (branch main):"
+        );
+        let mixed = head(&[t.clone(), u.clone()], Some("shop"));
+        assert!(!mixed.contains("Reviewed notes"), "{mixed}");
+        assert!(mixed.contains("then unreviewed"), "{mixed}");
+        assert_eq!(
+            head(std::slice::from_ref(&u), Some("shop")),
+            "Unreviewed notes from past sessions in shop (branch main):"
+        );
+        assert_eq!(
+            head(&[t], None),
+            "Reviewed notes from past sessions in every project (branch main):"
+        );
+        // The heading counts in the budget, whichever it is.
+        let p = pack_headed(&[u], Some("shop"), None, 300);
+        assert!(p.bytes <= 300, "{}", p.bytes);
+    }
 
     #[test]
     fn the_branch_comes_from_head_and_a_linked_worktree_file() {

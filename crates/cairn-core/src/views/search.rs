@@ -264,7 +264,7 @@ pub(crate) fn session_terms(text: &str) -> Vec<String> {
 /// a path separator, a dot inside, an underscore, `::` or a dash inside, or is 7 to 40 hex
 /// digits with a digit among them. A plain word never does: matched against every path and
 /// branch it finds sessions by accident.
-fn names_something(term: &str) -> bool {
+pub(crate) fn names_something(term: &str) -> bool {
     let inner = term.trim_matches(|c: char| !c.is_alphanumeric());
     inner.contains('/')
         || inner.contains('_')

@@ -1073,8 +1073,14 @@ pub fn from_search(description: &str, hits: Vec<SessionHit>) -> Vec<WhySession> 
         .map(|h| {
             // Search ranks; it does not prove: at most 0.5, relative to the best hit, and
             // scaled by how many of the description's words the session matched (the best of
-            // weak hits, found by one common word, is still a weak answer).
-            let confidence = round(0.5 * covered(&terms, &h) * h.score / top);
+            // weak hits, found by one common word, is still a weak answer). A session found by
+            // meaning shares no words by design: its rank alone says how sure.
+            let coverage = if by_meaning(&h) {
+                1.0
+            } else {
+                covered(&terms, &h)
+            };
+            let confidence = round(0.5 * coverage * h.score / top);
             let mut evidence = vec![WhyEvidence {
                 kind: "search".into(),
                 commit: None,
@@ -1127,9 +1133,20 @@ pub fn from_search(description: &str, hits: Vec<SessionHit>) -> Vec<WhySession> 
     sessions
 }
 
+/// Whether the vector leg found session hit `h`: one of its turns is there by meaning (the
+/// turns leg's hits say `semantic`; a full-text one `keyword`).
+fn by_meaning(h: &SessionHit) -> bool {
+    h.turns
+        .iter()
+        .any(|t| t.match_reasons.iter().any(|r| r == "semantic"))
+}
+
 /// The share of `terms` (a description's words) that session hit `h` matched: a word marked in
-/// one of its turns' snippets (or a word marked there beginning with it: the index stems), or in
-/// a path or link it was found by. 1 when the description has no words to count.
+/// one of its turns' snippets (or a word marked there beginning with its first four letters:
+/// the index stems), or, for a word that names something (a path, an identifier, a commit), a
+/// path or link it was found by. Each marked word counts for one term only: `configure` marked
+/// once does not cover both `config` and `configuration`. 1 when the description has no words
+/// to count.
 fn covered(terms: &[String], h: &SessionHit) -> f64 {
     if terms.is_empty() {
         return 1.0;
@@ -1142,7 +1159,10 @@ fn covered(terms: &[String], h: &SessionHit) -> f64 {
             let end = rest
                 .find(crate::views::search::MATCH_END)
                 .unwrap_or(rest.len());
-            marked.push(rest[..end].to_lowercase());
+            let word = rest[..end].to_lowercase();
+            if !marked.contains(&word) {
+                marked.push(word);
+            }
             rest = &rest[end..];
         }
     }
@@ -1152,17 +1172,42 @@ fn covered(terms: &[String], h: &SessionHit) -> f64 {
         .chain(&h.links)
         .map(|p| p.to_lowercase())
         .collect();
-    let matched = terms
-        .iter()
-        .filter(|term| {
-            let stem: String = term.chars().take(4).collect();
-            marked
-                .iter()
-                .any(|m| m == *term || (stem.chars().count() == 4 && m.starts_with(&stem)))
-                || named.iter().any(|n| n.contains(term.as_str()))
-        })
-        .count();
-    matched as f64 / terms.len() as f64
+    let mut unused = vec![true; marked.len()];
+    let mut matched = vec![false; terms.len()];
+    for (i, term) in terms.iter().enumerate() {
+        if crate::views::search::names_something(term)
+            && named.iter().any(|n| n.contains(term.as_str()))
+        {
+            matched[i] = true;
+        }
+    }
+    // Whole words first, so a stem takes only what no word took as itself.
+    let stem_of = |term: &str| -> Option<String> {
+        let stem: String = term.chars().take(4).collect();
+        (stem.chars().count() == 4).then_some(stem)
+    };
+    for whole in [true, false] {
+        for (i, term) in terms.iter().enumerate() {
+            if matched[i] {
+                continue;
+            }
+            let stem = stem_of(term);
+            let found = (0..marked.len()).find(|&j| {
+                unused[j]
+                    && if whole {
+                        &marked[j] == term
+                    } else {
+                        stem.as_ref()
+                            .is_some_and(|s| marked[j].starts_with(s.as_str()))
+                    }
+            });
+            if let Some(j) = found {
+                unused[j] = false;
+                matched[i] = true;
+            }
+        }
+    }
+    matched.iter().filter(|m| **m).count() as f64 / terms.len() as f64
 }
 
 fn tool(e: &EditRecord) -> String {
@@ -1233,6 +1278,38 @@ mod tests {
             vec![hit("by-one-word", 1.0, &["nothing"])],
         );
         assert_eq!(alone[0].confidence, 0.25);
+
+        // Found by meaning, a session shares no words by design: its rank says how sure.
+        let mut meant = hit("by-meaning", 1.0, &[]);
+        meant.turns[0].match_reasons = vec!["semantic".to_owned()];
+        let answer = from_search("why does the ingress break", vec![meant]);
+        assert_eq!(answer[0].confidence, 0.5, "{answer:?}");
+
+        // A plain word is no path: `fix` is in `prefix.rs` by accident; `prefix.rs` names it.
+        let mut edited = hit("edited", 1.0, &[]);
+        edited.match_reasons = vec!["paths".to_owned()];
+        edited.paths = vec!["src/prefix.rs".to_owned()];
+        let answer = from_search("fix the parser", vec![edited.clone()]);
+        assert_eq!(answer[0].confidence, 0.0, "{answer:?}");
+        let answer = from_search("fix prefix.rs", vec![edited]);
+        assert_eq!(answer[0].confidence, 0.25, "{answer:?}");
+
+        // One marked word covers one term, however many share its stem.
+        let answer = from_search(
+            "config configuration",
+            vec![hit("one", 1.0, &["configure"])],
+        );
+        assert_eq!(answer[0].confidence, 0.25, "{answer:?}");
+        let answer = from_search(
+            "config configuration",
+            vec![hit("two", 1.0, &["configure", "configured"])],
+        );
+        assert_eq!(answer[0].confidence, 0.5, "{answer:?}");
+        // The same word marked in two turns is still one word.
+        let mut twice = hit("twice", 1.0, &["configure"]);
+        twice.turns.push(twice.turns[0].clone());
+        let answer = from_search("config configuration", vec![twice]);
+        assert_eq!(answer[0].confidence, 0.25, "{answer:?}");
     }
 
     #[test]

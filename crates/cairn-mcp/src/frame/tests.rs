@@ -64,12 +64,14 @@ struct Pipes {
     answers: tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
 }
 
-fn pipes() -> (
-    Framed<tokio::io::DuplexStream, tokio::io::DuplexStream>,
-    Pipes,
-) {
+fn pipes() -> (Framed<tokio::io::DuplexStream>, Pipes) {
+    pipes_holding(1024 * 1024)
+}
+
+/// [`pipes`] whose output holds `out` bytes the client has not read.
+fn pipes_holding(out: usize) -> (Framed<tokio::io::DuplexStream>, Pipes) {
     let (client, server_in) = tokio::io::duplex(64 * 1024);
-    let (server_out, answers) = tokio::io::duplex(1024 * 1024);
+    let (server_out, answers) = tokio::io::duplex(out);
     let framed = Framed::new(server_in, server_out, |s: &str| s.to_owned());
     (
         framed,
@@ -97,6 +99,13 @@ impl Pipes {
     }
 }
 
+/// Answer `initialize` (id 0) as rmcp does when it succeeds: what completes the handshake.
+async fn initialize_answered(framed: &mut Framed<tokio::io::DuplexStream>) {
+    let result = rmcp::model::ServerResult::InitializeResult(Default::default());
+    let answer = rmcp::model::ServerJsonRpcMessage::response(result, RequestId::Number(0));
+    framed.send(answer).await.unwrap();
+}
+
 fn method(message: &RxJsonRpcMessage<RoleServer>) -> String {
     serde_json::to_value(message).unwrap()["method"]
         .as_str()
@@ -116,6 +125,7 @@ async fn a_message_too_long_is_answered_with_the_limit_and_never_held() {
         p
     });
     assert_eq!(method(&framed.receive().await.unwrap()), "initialize");
+    initialize_answered(&mut framed).await;
     // The long line is passed over; the next message is the one after it.
     let next = framed.receive().await.unwrap();
     assert_eq!(serde_json::to_value(&next).unwrap()["id"], 10);
@@ -127,6 +137,7 @@ async fn a_message_too_long_is_answered_with_the_limit_and_never_held() {
     );
     framed.replies_written().await;
     let mut p = writer.await.unwrap();
+    assert_eq!(p.answer().await["id"], 0);
     let answer = p.answer().await;
     assert_eq!(answer["id"], 9, "{answer}");
     assert_eq!(answer["error"]["code"], INVALID_REQUEST);
@@ -177,6 +188,8 @@ async fn a_line_that_is_not_json_gets_a_parse_error_and_the_next_is_read() {
             .unwrap()
             .contains("send `initialize` first")
     );
+    initialize_answered(&mut framed).await;
+    assert!(p.answer().await.get("result").is_some());
     // After it, a known method with wrong parameters says which.
     p.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":7}"#)
         .await;
@@ -197,13 +210,76 @@ async fn a_line_that_is_not_json_gets_a_parse_error_and_the_next_is_read() {
     );
 }
 
+/// Write `lines` on a task of its own, counting those written, until all are.
+fn write_counting(
+    mut client: tokio::io::DuplexStream,
+    lines: Vec<String>,
+) -> (
+    Arc<std::sync::atomic::AtomicUsize>,
+    tokio::task::JoinHandle<tokio::io::DuplexStream>,
+) {
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = count.clone();
+    let task = tokio::spawn(async move {
+        for line in lines {
+            client.write_all(line.as_bytes()).await.unwrap();
+            client.write_all(b"\n").await.unwrap();
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        client
+    });
+    (count, task)
+}
+
+/// Read `n` answers, checking each with `check`; `n` when all came in time.
+async fn answers_read(
+    mut answers: tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+    n: usize,
+    check: impl Fn(&Value),
+) -> usize {
+    let read = async {
+        for _ in 0..n {
+            let line = answers.next_line().await.unwrap().unwrap();
+            check(&serde_json::from_str(&line).unwrap());
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), read)
+        .await
+        .expect("not every answer came in time");
+    n
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_stops_being_read_and_is_answered_in_full_when_it_does() {
+    let (mut framed, p) = pipes_holding(1024);
+    tokio::spawn(async move { while framed.receive().await.is_some() {} });
+    // Each line is answered here, with a parse error of about 150 bytes.
+    let (taken, writer) = write_counting(p.client, vec!["not json".to_owned(); 30_000]);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    // The input's 64 KiB hold about 7,000 of those lines: the server stopped reading soon
+    // after the client stopped reading, rather than keeping an answer for every line.
+    let taken = taken.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(taken < 10_000, "{taken} lines taken");
+    // Once the client reads, the rest is taken and every line answered.
+    let read = answers_read(p.answers, 30_000, |a| {
+        assert_eq!(a["error"]["code"], PARSE_ERROR, "{a}");
+    });
+    assert_eq!(read.await, 30_000);
+    writer.await.unwrap();
+}
+
 /// The whole server over the framing: `data` its data dir, `cwd` where it runs.
 fn serve(data: &std::path::Path, cwd: &std::path::Path) -> Pipes {
+    serve_holding(data, cwd, 1024 * 1024)
+}
+
+/// [`serve`] with an output that holds `out` bytes the client has not read.
+fn serve_holding(data: &std::path::Path, cwd: &std::path::Path, out: usize) -> Pipes {
     let (cairn, unopened) = cairn_core::Cairn::open_for_agents_despite(data).unwrap();
     let mut session = crate::Session::new(cairn, cwd);
     session.unopened = unopened;
     let session = Arc::new(session);
-    let (framed, p) = pipes();
+    let (framed, p) = pipes_holding(out);
     tokio::spawn(async move {
         if let Ok(service) = crate::Server::new(session).serve(framed).await {
             let _ = service.waiting().await;
@@ -267,4 +343,63 @@ async fn a_damaged_archive_is_served_and_every_tool_says_so() {
             "{text}"
         );
     }
+}
+
+/// A failed `initialize` is no handshake: rmcp still waits for one, so a call is told to send
+/// it (not answered by rmcp about request metadata) and a notification does not end the
+/// session; a good `initialize` after it is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_initialize_leaves_the_handshake_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut p = serve(&tmp.path().join("data"), tmp.path());
+    p.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)
+        .await;
+    let failed = p.answer().await;
+    assert_eq!(failed["id"], 0, "{failed}");
+    assert!(failed.get("error").is_some(), "{failed}");
+    p.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    let early = p.answer().await;
+    assert_eq!(
+        (early["id"].clone(), early["error"]["code"].clone()),
+        (json!(1), json!(NOT_INITIALIZED)),
+        "{early}"
+    );
+    p.send(INITIALIZED).await;
+    p.send(INIT).await;
+    let init = p.answer().await;
+    assert_eq!(init["id"], 0, "{init}");
+    assert!(init.get("result").is_some(), "{init}");
+    p.send(INITIALIZED).await;
+    p.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await;
+    let tools = p.answer().await;
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+}
+
+/// rmcp's answers wait for the client as ours do: a client sending calls and reading none
+/// stops being read, and is answered every call once it reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_the_server_s_answers_stops_being_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut p = serve_holding(&tmp.path().join("data"), tmp.path(), 1024);
+    p.send(INIT).await;
+    assert_eq!(p.answer().await["id"], 0);
+    p.send(INITIALIZED).await;
+    let pings: Vec<String> = (1..=30_000)
+        .map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+        .collect();
+    let (taken, writer) = write_counting(p.client, pings);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    // The input holds about 1,800 of those lines.
+    let taken = taken.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(taken < 10_000, "{taken} lines taken");
+    let ids = std::sync::Mutex::new(std::collections::HashSet::new());
+    let read = answers_read(p.answers, 30_000, |a| {
+        assert!(a.get("result").is_some(), "{a}");
+        ids.lock().unwrap().insert(a["id"].as_u64().unwrap());
+    });
+    assert_eq!(read.await, 30_000);
+    assert_eq!(ids.lock().unwrap().len(), 30_000);
+    writer.await.unwrap();
 }

@@ -1320,6 +1320,34 @@ fn recall_outside_a_repository_asks_for_one() {
     );
     let answer = body(server.recall_query(args(json!({"repo": "repo"})).unwrap()));
     assert_eq!(entry_ids(&answer), ["m1"]);
+    // A brief too: it names `all_repos`, which briefs from every project.
+    let brief = |v: Value| body(server.recall_brief(args(v).unwrap()));
+    let none = brief(json!({}));
+    assert_eq!(none["entries"], json!([]));
+    assert!(
+        none["hint"].as_str().unwrap().contains("`all_repos: true`"),
+        "{none}"
+    );
+    let every = brief(json!({"all_repos": true}));
+    assert_eq!(entry_ids(&every), ["m1"], "{every}");
+    assert_eq!(every["scope"], json!({"repo": null, "branch": null}));
+    let text = every["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Reviewed notes from past sessions in every project:"),
+        "{text}"
+    );
+    let (refused, both) =
+        settled(server.recall_brief(args(json!({"all_repos": true, "repo": "repo"})).unwrap()))
+            .unwrap();
+    assert!(refused && both.contains("not both"), "{both}");
+    // A description is looked up everywhere from here, and an empty answer says so.
+    let why = body(server.why(args(json!({"target": "qqqzzz wwwvvv"})).unwrap()));
+    assert_eq!(why["sessions"], json!([]));
+    let hint = why["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("No session in the archive") && !hint.contains("of this repository"),
+        "{hint}"
+    );
 }
 
 /// An empty answer says what to try next, in every tool that can come back empty.
@@ -1355,6 +1383,11 @@ fn an_empty_answer_says_what_to_try() {
     let why = body(f.server.why(args(json!({"target": "HEAD"})).unwrap()));
     assert_eq!(why["sessions"], json!([]));
     assert!(hint(&why).contains("`search`"), "{why}");
+    let why = body(
+        f.server
+            .why(args(json!({"target": "qqqzzz wwwvvv"})).unwrap()),
+    );
+    assert!(hint(&why).contains("of this repository"), "{why}");
     // An answer with items has no such hint.
     let found = body(f.server.search(args(json!({"query": "parser"})).unwrap()));
     assert!(found.get("hint").is_none(), "{found}");
