@@ -872,3 +872,23 @@ fn a_full_disk_stops_sync_and_hook_cleanly_and_loses_nothing() {
         cases.len()
     );
 }
+
+/// A source dir that is a link leading to no folder (a link to itself) is said as such by
+/// doctor, not taken for an agent never used or a path mistyped.
+#[cfg(unix)]
+#[test]
+fn doctor_names_a_source_dir_that_is_a_link_to_nowhere() {
+    let env = Env::new();
+    std::fs::remove_dir(env.codex()).unwrap();
+    std::os::unix::fs::symlink(env.codex(), env.codex()).unwrap();
+    let doctor = env.json(&["doctor"]);
+    let codex = crate::support::check(&doctor, "codex source dir");
+    assert_eq!(codex["status"], "warn", "{codex}");
+    assert!(
+        codex["detail"]
+            .as_str()
+            .unwrap()
+            .contains("a link that leads to no folder"),
+        "{codex}"
+    );
+}

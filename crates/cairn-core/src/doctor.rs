@@ -97,27 +97,39 @@ pub(crate) fn environment_checks(
                 DirOrigin::Env => "environment",
                 DirOrigin::Default => "default",
             };
-            let (status, detail) =
-                if dir.path.is_dir() || (in_repositories.is_some() && dir.path.is_file()) {
-                    used.insert(agent);
-                    (Status::Ok, format!("{} ({origin})", dir.path.display()))
-                } else if dir.origin == DirOrigin::Default {
-                    (
-                        Status::Ok,
-                        format!(
-                            "{} not present: {agent} not used on this machine? ({origin})",
-                            dir.path.display()
-                        ),
-                    )
-                } else {
-                    (
-                        Status::Warn,
-                        format!(
-                            "{} does not exist ({origin}); fix the path or remove the setting",
-                            dir.path.display()
-                        ),
-                    )
-                };
+            // A link that leads nowhere (to itself, in a loop, or to a folder gone) is there
+            // but unreadable: not the same as an agent never used.
+            let dangling = !dir.path.exists() && std::fs::symlink_metadata(&dir.path).is_ok();
+            let (status, detail) = if dir.path.is_dir()
+                || (in_repositories.is_some() && dir.path.is_file())
+            {
+                used.insert(agent);
+                (Status::Ok, format!("{} ({origin})", dir.path.display()))
+            } else if dangling {
+                (
+                    Status::Warn,
+                    format!(
+                        "{} is a link that leads to no folder (a loop, or its target gone): {agent}'s transcripts there cannot be read; point it at the folder, or remove it ({origin})",
+                        dir.path.display()
+                    ),
+                )
+            } else if dir.origin == DirOrigin::Default {
+                (
+                    Status::Ok,
+                    format!(
+                        "{} not present: {agent} not used on this machine? ({origin})",
+                        dir.path.display()
+                    ),
+                )
+            } else {
+                (
+                    Status::Warn,
+                    format!(
+                        "{} does not exist ({origin}); fix the path or remove the setting",
+                        dir.path.display()
+                    ),
+                )
+            };
             checks.push(check(format!("{agent} source dir"), status, detail));
             if agent == Agent::Hermes
                 && let Some(survey) = crate::archive::sources::hermes::state_db_survey(&dir.path)

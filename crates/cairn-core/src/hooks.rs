@@ -691,17 +691,9 @@ fn write_edit(path: &Path, before: &str, after: &str) -> Result<Option<Option<Pa
             source: e,
         })?;
     }
-    let backup = if before.is_empty() {
-        None
-    } else {
-        Some(write_backup(path, before)?)
-    };
-    if !unchanged_since(path, before)? {
-        if let Some(b) = &backup {
-            let _ = std::fs::remove_file(b);
-        }
+    let Some(backup) = backed_up_unchanged(path, before)? else {
         return Ok(None);
-    }
+    };
     crate::atomic::replace(path, after.as_bytes(), crate::private::FILE_MODE).map_err(|e| {
         Error::Write {
             path: e.path,
@@ -716,6 +708,23 @@ fn write_edit(path: &Path, before: &str, after: &str) -> Result<Option<Option<Pa
 /// changed since it was read (nothing is removed).
 fn remove_edit(path: &Path, before: &str) -> Result<Option<Option<PathBuf>>> {
     not_protected(path)?;
+    let Some(backup) = backed_up_unchanged(path, before)? else {
+        return Ok(None);
+    };
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(Some(backup)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Some(backup)),
+        Err(e) => Err(Error::Write {
+            path: path.to_owned(),
+            source: e,
+        }),
+    }
+}
+
+/// Before an edit of the user's file at `path`, which held `before` when it was read: a backup
+/// of `before` kept (none when it was empty), then `Some(backup)` when the file still holds
+/// `before`, else `None` with the backup taken back (the caller reads the file again).
+fn backed_up_unchanged(path: &Path, before: &str) -> Result<Option<Option<PathBuf>>> {
     let backup = if before.is_empty() {
         None
     } else {
@@ -727,14 +736,7 @@ fn remove_edit(path: &Path, before: &str) -> Result<Option<Option<PathBuf>>> {
         }
         return Ok(None);
     }
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(Some(backup)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Some(backup)),
-        Err(e) => Err(Error::Write {
-            path: path.to_owned(),
-            source: e,
-        }),
-    }
+    Ok(Some(backup))
 }
 
 /// Refuse to edit a file its owner made read-only (`chmod a-w`): a person saying "leave this
