@@ -227,13 +227,27 @@ fn the_brief_keeps_to_its_token_budget_and_can_be_turned_off() {
         "{text}"
     );
 
+    // Too small a budget for one note: nothing injected, and the hook says why on stderr.
+    std::fs::write(
+        env.data().join("config.toml"),
+        "[recall]\nsession_start_tokens = 5\n",
+    )
+    .unwrap();
+    let out = session_start(&env, "claude", &repo);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && out.stdout.is_empty(), "{said}");
+    assert!(
+        said.contains("session_start_tokens = 5") && said.contains("raise it"),
+        "{said}"
+    );
+
     std::fs::write(
         env.data().join("config.toml"),
         "[recall]\nsession_start_tokens = 0\n",
     )
     .unwrap();
     let out = session_start(&env, "claude", &repo);
-    assert!(out.status.success() && out.stdout.is_empty());
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty());
 }
 
 #[test]

@@ -233,9 +233,19 @@ impl Cairn {
         };
         let store = Store::open_read_only_waiting(&data_dir.join(DB_FILE), BUSY)?;
         let entries = memory::entries(store.conn(), &place)?;
+        let trusted = entries.len();
         let packed = memory::pack(entries, &place, max_tokens);
         if packed.entry_ids.is_empty() {
-            return Ok(None);
+            if trusted == 0 {
+                return Ok(None);
+            }
+            // Notes to give and no room for one: said (on stderr, by the hook), not silent.
+            return Err(crate::Error::Invalid(format!(
+                "[recall] session_start_tokens = {max_tokens} in config.toml holds none of the {trusted} reviewed note{} for {}; raise it (the default is {})",
+                if trusted == 1 { "" } else { "s" },
+                place.project,
+                memory::DEFAULT_MAX_TOKENS
+            )));
         }
         let home = dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
         let mut findings = Vec::new();
