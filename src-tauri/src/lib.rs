@@ -1688,7 +1688,8 @@ mod tests {
         assert_eq!(rejected["entry"]["status"], "archived");
         assert_eq!(rejected["reinstated"], Value::Null, "it replaced nothing");
         let restored = invoke(&app, "recall_restore", json!({ "id": "rc-known" })).unwrap();
-        assert_eq!(restored["status"], "accepted");
+        assert_eq!(restored["entry"]["status"], "accepted");
+        assert_eq!(restored["replaces"], Value::Null, "it replaced nothing");
         let again = invoke(&app, "recall_reject", json!({ "id": "rc-known" })).unwrap();
         assert_eq!(again["entry"]["status"], "archived");
         let missing = invoke(&app, "recall_accept", json!({ "id": "nope", "edit": null }));
@@ -1732,8 +1733,14 @@ mod tests {
 
         // Undo: the replacement is served again and replaces the older entry again.
         let restored = invoke(&app, "recall_restore", json!({ "id": "rc-new" })).unwrap();
-        assert_eq!(restored["status"], "accepted");
-        assert_eq!(restored["supersedes_entry_id"], "rc-known", "{restored}");
+        assert_eq!(restored["entry"]["status"], "accepted");
+        assert_eq!(
+            restored["entry"]["supersedes_entry_id"], "rc-known",
+            "{restored}"
+        );
+        assert_eq!(restored["replaces"]["id"], "rc-known", "{restored}");
+        assert_eq!(restored["replaces"]["status"], "archived");
+        assert_eq!(restored["replaces"]["superseded_by_entry_id"], "rc-new");
         let archived = invoke(
             &app,
             "recall_list",

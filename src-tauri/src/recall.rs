@@ -117,13 +117,30 @@ pub async fn recall_reject(
     .await
 }
 
+/// What taking a rejection back did: the entry, where it was before, and the entry it
+/// replaces again (archived behind it) when it was a replacement the supersede rules let stand.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct Restored {
+    pub entry: Entry,
+    pub replaces: Option<Entry>,
+}
+
 /// Take a rejection back (Undo): the entry is where it was before, one never reviewed in the
-/// inbox again; a replacement served again replaces again the entry it had replaced (its
-/// `supersedes_entry_id`, when it is accepted).
+/// inbox again; a replacement served again replaces again the entry it had replaced, which
+/// `replaces` names.
 #[tauri::command]
 #[specta::specta]
-pub async fn recall_restore(backend: State<'_, Backend>, id: String) -> Result<Entry, ErrorReport> {
-    with_cairn(&backend, move |c| c.recall_restore(&id)).await
+pub async fn recall_restore(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<Restored, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        c.recall_restore_replacing(&id).map(|r| Restored {
+            entry: r.entry,
+            replaces: r.replaces,
+        })
+    })
+    .await
 }
 
 /// Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at

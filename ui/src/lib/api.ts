@@ -53,6 +53,7 @@ import type {
   Entry_Serialize,
   RecallEvidence_Serialize,
   InboxItem_Serialize,
+  Restored_Serialize,
   Proposal_Serialize,
   AgentUsage,
   ProposedBy_Serialize,
@@ -169,6 +170,7 @@ export type { DetectedKind, Schedule };
 export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;
+export type Restored = Restored_Serialize;
 export type Proposal = Proposal_Serialize;
 export type ProposedBy = ProposedBy_Serialize;
 export type Ranked = Ranked_Serialize;

@@ -128,10 +128,10 @@ export const commands = {
 	recallReject: (id: string) => typedError<Rejected_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_reject", { id })),
 	/**
 	 *  Take a rejection back (Undo): the entry is where it was before, one never reviewed in the
-	 *  inbox again; a replacement served again replaces again the entry it had replaced (its
-	 *  `supersedes_entry_id`, when it is accepted).
+	 *  inbox again; a replacement served again replaces again the entry it had replaced, which
+	 *  `replaces` names.
 	 */
-	recallRestore: (id: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_restore", { id })),
+	recallRestore: (id: string) => typedError<Restored_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_restore", { id })),
 	/**
 	 *  Replace entry `old_id` with the newer entry `new_id` (the old one is archived and points at
 	 *  the new one). Not `old`/`new`: `new` cannot name a TypeScript parameter.
@@ -2848,6 +2848,30 @@ export type RepoBranches_Serialize = {
 	session_count: number,
 	last_activity: string | null,
 	branches: BranchActivity_Serialize[],
+};
+
+/**
+ *  What taking a rejection back did: the entry, where it was before, and the entry it
+ *  replaces again (archived behind it) when it was a replacement the supersede rules let stand.
+ */
+export type Restored = Restored_Serialize | Restored_Deserialize;
+
+/**
+ *  What taking a rejection back did: the entry, where it was before, and the entry it
+ *  replaces again (archived behind it) when it was a replacement the supersede rules let stand.
+ */
+export type Restored_Deserialize = {
+	entry: Entry_Deserialize,
+	replaces?: Entry_Deserialize | null,
+};
+
+/**
+ *  What taking a rejection back did: the entry, where it was before, and the entry it
+ *  replaces again (archived behind it) when it was a replacement the supersede rules let stand.
+ */
+export type Restored_Serialize = {
+	entry: Entry_Serialize,
+	replaces: Entry_Serialize | null,
 };
 
 /**  How to continue one session in its agent. */

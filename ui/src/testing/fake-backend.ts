@@ -834,12 +834,13 @@ export function fakeBackend(options: FakeOptions = {}) {
         // A replacement served again replaces again the entry it had replaced, when that one
         // is served and replaced by none; else it no longer claims to replace it.
         const old = entries.find((e) => e.id === back.supersedes_entry_id);
+        let replaces: Entry | null = null;
         if (back.supersedes_entry_id && old?.superseded_by_entry_id !== id) {
-          if (old && old.status === 'accepted' && !old.superseded_by_entry_id) update(old.id, { status: 'archived', superseded_by_entry_id: id });
+          if (old && old.status === 'accepted' && !old.superseded_by_entry_id) replaces = update(old.id, { status: 'archived', superseded_by_entry_id: id });
           else back = update(id, { supersedes_entry_id: '' });
         }
         entries = [back, ...entries.filter((e) => e.id !== back.id)];
-        return back;
+        return { entry: back, replaces };
       }
       case 'recall_supersede':
         update(args.oldId as string, { status: 'archived', superseded_by_entry_id: args.newId as string });

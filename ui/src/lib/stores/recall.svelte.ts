@@ -10,6 +10,7 @@ import {
   type EntryType,
   type InboxItem,
   type Proposal,
+  type Restored,
   type RecallFilters,
   type ReviewState,
   type Scope,
@@ -100,16 +101,8 @@ export function canArchive(entry: Entry): boolean {
 }
 
 /** What Undo does for the review a notice names: a reject or archive is restored, an accept
- * taken back to the review state the entry had before. A restore keeps the entry the reject
- * served again (`reinstated`), to name it when the restored one replaces it again. */
-export type Undo =
-  | { action: 'restore'; id: string; reinstated?: Entry | null }
-  | { action: 'unaccept'; id: string; previous: ReviewState };
-
-/** Undo of a reject of `id`, keeping the entry it served again, if any. */
-function restore(id: string, reinstated: Entry | null): Undo {
-  return reinstated ? { action: 'restore', id, reinstated } : { action: 'restore', id };
-}
+ * taken back to the review state the entry had before. */
+export type Undo = { action: 'restore'; id: string } | { action: 'unaccept'; id: string; previous: ReviewState };
 
 /** An entry as a notice names it: its title, else its id. */
 function named(entry: Pick<Entry, 'id' | 'title'>): string {
@@ -125,12 +118,10 @@ export function handedBack(reinstated: (Entry | null)[]): string {
   return `; ${back.map(named).join(', ')} are served again in their places`;
 }
 
-/** What an Undo of a reject did when the entry replaces another again (`restored` as the core
- * answers the restore: accepted, naming the entry it replaces); null otherwise. */
-export function replacesAgain(restored: Entry, reinstated?: Entry | null): string | null {
-  if (restored.status !== 'accepted' || !restored.supersedes_entry_id) return null;
-  const old = reinstated?.id === restored.supersedes_entry_id ? named(reinstated) : `“${restored.supersedes_entry_id}”`;
-  return `${named(restored)} is served again and replaces ${old} again`;
+/** What an Undo of a reject did when the entry replaces another again (the restore's answer
+ * names it: `replaces`); null otherwise. */
+export function replacesAgain({ entry, replaces }: Restored): string | null {
+  return replaces ? `${named(entry)} is served again and replaces ${named(replaces)} again` : null;
 }
 
 /** The edit being made to an inbox entry before it is accepted. */
@@ -279,7 +270,7 @@ export class RecallStore {
       if (outcome.status === 'ok') {
         const { reinstated } = outcome.data;
         this.corpusNotice = `Archived “${title}”: agents' briefs leave it out now${handedBack([reinstated])}`;
-        this.corpusUndo = restore(id, reinstated);
+        this.corpusUndo = { action: 'restore', id };
       }
       return outcome;
     });
@@ -291,7 +282,7 @@ export class RecallStore {
     if (!undo) return Promise.resolve(false);
     return this.#actOnCorpus(async () => {
       const outcome = await this.#run(undo);
-      if (outcome.status === 'ok') this.corpusNotice = this.#undone(undo, outcome.data);
+      if (outcome.status === 'ok') this.corpusNotice = outcome.notice;
       return outcome;
     });
   }
@@ -322,15 +313,15 @@ export class RecallStore {
     }
   }
 
-  /** The command that takes `undo` back; it answers with the entry as it is now. */
-  #run(undo: Undo): Promise<{ status: 'ok'; data: Entry } | { status: 'error'; error: CommandError }> {
-    return undo.action === 'restore' ? this.#api.recallRestore(undo.id) : this.#api.recallUnaccept(undo.id, undo.previous);
-  }
-
-  /** What an Undo did, when there is more to say than the entry being back: a replacement
-   * restored replaces again the entry its reject served again. */
-  #undone(undo: Undo, entry: Entry): string | null {
-    return undo.action === 'restore' ? replacesAgain(entry, undo.reinstated) : null;
+  /** Take `undo` back; the notice says what there is more to say than the entry being back (a
+   * replacement restored replaces another again), else none. */
+  async #run(undo: Undo): Promise<{ status: 'ok'; notice: string | null } | { status: 'error'; error: CommandError }> {
+    if (undo.action === 'unaccept') {
+      const outcome = await this.#api.recallUnaccept(undo.id, undo.previous);
+      return outcome.status === 'ok' ? { status: 'ok', notice: null } : outcome;
+    }
+    const outcome = await this.#api.recallRestore(undo.id);
+    return outcome.status === 'ok' ? { status: 'ok', notice: replacesAgain(outcome.data) } : outcome;
   }
 
   // The inbox.
@@ -473,7 +464,7 @@ export class RecallStore {
       if (outcome.status === 'ok') {
         const { reinstated } = outcome.data;
         this.notice = `Rejected “${title}”${handedBack([reinstated])}`;
-        this.undo = restore(target, reinstated);
+        this.undo = { action: 'restore', id: target };
       }
       return outcome;
     });
@@ -487,7 +478,7 @@ export class RecallStore {
     this.#follow = undo.id;
     return this.#act(async () => {
       const outcome = await this.#run(undo);
-      if (outcome.status === 'ok') this.notice = this.#undone(undo, outcome.data);
+      if (outcome.status === 'ok') this.notice = outcome.notice;
       return outcome;
     });
   }
