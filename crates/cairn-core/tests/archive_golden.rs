@@ -232,3 +232,46 @@ fn search_finds_records_by_words_and_tool_input() {
     let err = cairn.search(&q("\"unbalanced")).unwrap_err().to_string();
     assert!(err.contains("cannot search"), "{err}");
 }
+
+/// A word the index reads nothing in (a dash, an arrow, an emoji) beside real words is left out,
+/// not a phrase FTS5 drops while the ranking still counts it (that was "bad parameter or API
+/// misuse" in the window, the CLI and MCP); alone, it is said to be nothing to search for.
+#[test]
+fn search_leaves_out_words_without_letters_or_digits() {
+    let (_data, cairn) = synced();
+    let q = |text: &str| cairn_core::views::search::SearchQuery {
+        text: text.into(),
+        limit: Some(50),
+        ..Default::default()
+    };
+    let keys = |text: &str| -> Vec<(String, u32)> {
+        let hits = cairn
+            .search(&q(text))
+            .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        hits.into_iter()
+            .map(|h| (h.session_key, h.ordinal))
+            .collect()
+    };
+    let plain = keys("phoenix server");
+    assert!(!plain.is_empty());
+    for noisy in [
+        "phoenix - server",
+        "phoenix → server",
+        "🚀 phoenix server ...",
+        "phoenix server \u{301}",
+    ] {
+        assert_eq!(keys(noisy), plain, "{noisy:?}");
+        let sessions = cairn.search_sessions(&q(noisy)).unwrap();
+        assert!(!sessions.sessions.is_empty(), "{noisy:?}");
+    }
+    // A raw expression with such a phrase is ranked by FTS5's own bm25, which counts it.
+    assert!(!keys("\"phoenix\" \"-\"").is_empty());
+    for nothing in ["-", "→ 🚀", "..."] {
+        let err = cairn.search(&q(nothing)).unwrap_err();
+        assert_eq!(err.kind(), cairn_core::ErrorKind::Invalid, "{nothing:?}");
+        assert!(
+            err.to_string().contains("holds no letter or digit"),
+            "{err}"
+        );
+    }
+}

@@ -462,12 +462,19 @@ fn branch_filter(written: &str) -> String {
 }
 
 /// A blank query finds nothing by definition: said as such, not answered "no matches" (the
-/// MCP tool and `why` already refused one).
+/// MCP tool and `why` already refused one). So does a search by words of only what the index
+/// reads no word in (`-`, `→`, an emoji); a search by meaning takes any text.
 fn something_to_find(query: &SearchQuery) -> Result<()> {
     if query.text.trim().is_empty() {
         return Err(Error::Invalid(
             "nothing to search for: give words to find (`cairn search \"login retry\"`)".into(),
         ));
+    }
+    if !query.mode.is_semantic() && views::search::fts_query(&query.text).is_none() {
+        return Err(Error::Invalid(format!(
+            "nothing to search for: “{}” holds no letter or digit, and the index keeps only words; give words to find, or search by meaning (--mode hybrid)",
+            crate::text::one_line(&query.text, 100)
+        )));
     }
     Ok(())
 }

@@ -100,9 +100,25 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Whether the index's tokenizer (`unicode61`: letters, digits and private-use characters are
+/// token characters, everything else separates) surely reads a token in `text`. A quoted word
+/// it reads nothing in (`-`, `→`, an emoji) is a phrase FTS5 leaves out of its phrase count.
+/// Close to the tokenizer's table, never wider: Rust's alphanumerics also hold the combining
+/// marks of the Alphabetic property, which the tokenizer separates at, so those are left out.
+pub fn holds_token(text: &str) -> bool {
+    text.chars().any(|c| {
+        c.is_ascii_alphanumeric()
+            || (!c.is_ascii()
+                && c.is_alphanumeric()
+                && !matches!(c, '\u{300}'..='\u{36f}' | '\u{1ab0}'..='\u{1aff}'
+                    | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}'))
+    })
+}
+
 /// The phrases of the FTS5 expression `expr`, in order, each as written (quotes included), when
-/// it is only plain quoted phrases separated by spaces or `OR` (what Cairn's own searches build);
-/// `None` for any other syntax.
+/// it is only plain quoted phrases separated by spaces or `OR` (what Cairn's own searches build),
+/// each holding a token ([`holds_token`]: FTS5 drops an empty phrase, and [`NAME`] is given one
+/// count per phrase it keeps); `None` for any other syntax, which plain bm25 ranks.
 pub fn phrases(expr: &str) -> Option<Vec<&str>> {
     let mut out = Vec::new();
     let mut rest = expr.trim_start();
@@ -129,6 +145,9 @@ pub fn phrases(expr: &str) -> Option<Vec<&str>> {
             }
         }
         let end = end?;
+        if !holds_token(&body[..end]) {
+            return None;
+        }
         out.push(&rest[..end + 2]);
         rest = &body[end + 1..];
         // A phrase ends the expression or is followed by a space (not `*`, `:` or `+`).
@@ -356,7 +375,9 @@ mod tests {
 
     /// Hostile query text (MCP arguments, a person's search) reaches the function only as
     /// quoted phrases: hundreds of them, quotes, control characters, astral and combining
-    /// characters, a phrase of no token and a long one are scored as bm25 scores them.
+    /// characters and a long one are scored as bm25 scores them. A phrase of no token is not
+    /// given to it (FTS5 leaves such a phrase out of an AND's phrase count): plain bm25 ranks
+    /// that query.
     #[test]
     fn hostile_phrases_are_scored_as_bm25_scores_them() {
         let conn = table();
@@ -370,11 +391,24 @@ mod tests {
         let mut phrases: Vec<String> = (0..300).map(|i| format!("\"word{i}\"")).collect();
         phrases.push("\"say \"\"hi\"\"\"".into());
         phrases.push("\"\u{1b}[31m red\"".into());
-        phrases.push("\"🎉\"".into());
-        phrases.push("\"...\"".into());
         phrases.push(format!("\"{}\"", "cafe\u{301} ".repeat(2000)));
         let expr = phrases.join(" OR ");
         assert_eq!(assert_same(&conn, &expr), 2);
+        for empty in ["\"🎉\"", "\"...\"", "\"\u{301}\"", "\"-\""] {
+            for joined in [" OR ", " "] {
+                let expr = format!("\"word1\"{joined}{empty}");
+                assert_eq!(super::phrases(&expr), None, "{expr}");
+                let n: i64 = conn
+                    .query_row(
+                        "SELECT count(*) FROM t WHERE t MATCH ?1 ORDER BY bm25(t)",
+                        [&expr],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                assert_eq!(n, 1, "{expr}");
+            }
+        }
+        assert!(holds_token("ж") && holds_token("登录") && holds_token("x-"));
     }
 
     #[derive(Debug, Clone)]

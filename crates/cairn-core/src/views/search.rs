@@ -16,6 +16,7 @@ use crate::git::store as git;
 use crate::semantic::Mode;
 use crate::semantic::fusion;
 use crate::semantic::vectors::Matrix;
+use crate::store::rank;
 
 mod common;
 pub use common::COMMON_SHARE;
@@ -59,9 +60,11 @@ pub struct SessionSearch {
 }
 
 /// Turn what a person typed into an FTS5 query: every word must match (in any column), each
-/// quoted so punctuation and FTS syntax characters are literal. A query that starts with `"`
-/// is passed through as a raw FTS5 expression (phrases, OR, NEAR). Control characters separate
-/// words, as the index's tokenizer reads them (a NUL would end FTS5's reading of the query).
+/// quoted so punctuation and FTS syntax characters are literal. A word the index reads nothing
+/// in (`-`, `→`, an emoji: [`rank::holds_token`]) is left out, as the index left it out of every
+/// record. A query that starts with `"` is passed through as a raw FTS5 expression (phrases, OR,
+/// NEAR). Control characters separate words, as the index's tokenizer reads them (a NUL would
+/// end FTS5's reading of the query). `None`: nothing to look up.
 pub fn fts_query(input: &str) -> Option<String> {
     let spaced: String = input
         .chars()
@@ -71,7 +74,11 @@ pub fn fts_query(input: &str) -> Option<String> {
     if trimmed.starts_with('"') && trimmed.len() > 1 {
         return Some(trimmed.to_owned());
     }
-    let terms: Vec<String> = trimmed.split_whitespace().map(quoted).collect();
+    let terms: Vec<String> = trimmed
+        .split_whitespace()
+        .filter(|w| rank::holds_token(w))
+        .map(quoted)
+        .collect();
     (!terms.is_empty()).then(|| terms.join(" "))
 }
 
