@@ -19,6 +19,7 @@ mod link;
 mod mcp;
 mod mcp_install;
 mod memory;
+mod memory_same_name;
 mod private;
 mod publish_full;
 mod recall;

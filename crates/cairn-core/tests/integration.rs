@@ -47,6 +47,7 @@ mod private;
 mod recall;
 mod recall_questions;
 mod recall_semantic;
+mod recall_same_name;
 mod redaction;
 mod redaction_formats;
 mod redaction_props;

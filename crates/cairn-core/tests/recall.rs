@@ -1980,10 +1980,12 @@ fn the_ledger_holds_the_entries_that_applied_where_the_agent_asked() {
     let reach = cairn_core::recall::memory::Reach {
         project: Some(project),
         branch: Some("main".into()),
+        root: None,
     };
     let resp = cairn
         .agent_recall_applying(&req, &reach, Surface::Brief, Some(&mut writer))
-        .unwrap();
+        .unwrap()
+        .response;
     let shown: Vec<&str> = resp.results.iter().map(|r| r.entry.id.as_str()).collect();
     assert_eq!(shown, ["wide"]);
     let id = resp.query_id.expect("logged");

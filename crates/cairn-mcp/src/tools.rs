@@ -819,13 +819,17 @@ impl Server {
     /// Which entries a Recall question is about: by default the repository this server runs
     /// in, on the branch checked out there; `repo` another project (on `branch`, when given),
     /// `branch` another branch, `all_repos` every project. `None` when there is nowhere to
-    /// answer for (no repository here, none asked).
+    /// answer for (no repository here, none asked). Asked about this repository (by default,
+    /// or as `repo` by its name or its root's path), it is this repository's entries: not those
+    /// of another of the same name (`AgentReach::root`); another project, a path elsewhere, or
+    /// every project is by name.
     fn reach(
         &self,
         repo: Option<&str>,
         branch: Option<&str>,
         all_repos: bool,
     ) -> Result<Option<AgentReach>, ErrorData> {
+        let asked = repo.map(|r| r.trim().trim_end_matches('/'));
         let repo = project("repo", repo)?;
         let branch = short("branch", branch)?;
         let here = self.session.place.as_ref();
@@ -843,11 +847,17 @@ impl Server {
             },
         };
         // The branch checked out here is this repository's, not another's.
-        let branch = branch.or_else(|| {
-            here.filter(|h| project.as_ref() == Some(&h.project))
-                .and_then(|h| h.branch.clone())
+        let here = here.filter(|h| project.as_ref() == Some(&h.project));
+        let branch = branch.or_else(|| here.and_then(|h| h.branch.clone()));
+        // A path is this repository only when it is its root.
+        let mine = here.filter(|h| {
+            asked.is_none_or(|r| !r.contains('/') || std::path::Path::new(r) == h.root)
         });
-        Ok(Some(AgentReach { project, branch }))
+        Ok(Some(AgentReach {
+            project,
+            branch,
+            root: mine.map(|h| h.root.clone()),
+        }))
     }
 
     fn recall_filters(
@@ -872,12 +882,24 @@ fn reach_json(reach: &AgentReach) -> Value {
     json!({ "repo": reach.project, "branch": reach.branch })
 }
 
-/// The hint of a Recall answer with no entry: why, and what to try.
+/// The line an answer carries when entries of another repository of this one's name were left
+/// out (`elsewhere` of them), if any were.
+fn left_out(reach: &AgentReach, elsewhere: u32) -> Option<String> {
+    reach
+        .project
+        .as_deref()
+        .filter(|_| elsewhere > 0)
+        .map(|p| recall::memory::elsewhere_line(elsewhere, p))
+}
+
+/// The hint of a Recall answer with no entry: why (entries of another repository of the same
+/// name left out first, `elsewhere` of them), and what to try.
 fn recall_empty_hint(
     reach: &AgentReach,
     has_query: bool,
     trusted_only: bool,
     untrusted: u32,
+    elsewhere: u32,
 ) -> String {
     let mut next = Vec::new();
     if has_query {
@@ -910,6 +932,10 @@ fn recall_empty_hint(
                 .unwrap_or_default()
         ),
         (None, _) => "No entry matches in any project.".to_owned(),
+    };
+    let why = match left_out(reach, elsewhere) {
+        Some(line) => format!("{line} {why}"),
+        None => why,
     };
     if next.is_empty() {
         why
@@ -1353,7 +1379,7 @@ impl Server {
 
     /// Ask Recall.
     #[tool(
-        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. By default, the repository this server runs in as it stands on the branch checked out: entries scoped to that branch and every repository-wide one (what the session-start brief serves); `repo`, `branch` or `all_repos` ask elsewhere, each entry naming its `project` and `branch`. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
+        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. By default, the repository this server runs in as it stands on the branch checked out: entries scoped to that branch and every repository-wide one (what the session-start brief serves), not those learnt in another repository of the same folder name (`left_out` says how many); `repo`, `branch` or `all_repos` ask elsewhere, each entry naming its `project` and `branch`. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -1384,10 +1410,11 @@ impl Server {
             ..Default::default()
         };
         let cairn = &self.session.cairn;
-        let resp = self
+        let answer = self
             .session
             .try_writer(|w| cairn.agent_recall_applying(&req, &reach, Surface::Query, w))
             .map_err(|e| self.fail(e))?;
+        let resp = &answer.response;
         let more = resp.results.len() > offset + limit;
         let items = resp
             .results
@@ -1403,12 +1430,16 @@ impl Server {
             "untrusted_matches": resp.untrusted_matches,
             "vectors_pending": resp.vectors_pending,
         });
+        if let Some(line) = left_out(&reach, answer.elsewhere) {
+            body["left_out"] = Value::String(line);
+        }
         if items.is_empty() && offset == 0 {
             body["hint"] = Value::String(recall_empty_hint(
                 &reach,
                 !a.query.trim().is_empty(),
                 resp.trusted_only,
                 resp.untrusted_matches,
+                answer.elsewhere,
             ));
         }
         self.answer("recall_query", body, "entries", items, offset, more)
@@ -1416,7 +1447,7 @@ impl Server {
 
     /// A packed brief.
     #[tool(
-        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, headed by the project and branch they are about, with their ids and evidence addresses. By default the repository this server runs in, on the branch checked out (entries scoped to that branch and every repository-wide one); `repo` and `branch` ask for another, `all_repos` briefs from every project. Unreviewed entries only with `include_untrusted`, after the trusted ones under a line saying so. Use at the start of a task; `recall_query` for more.",
+        description = "A short brief of what Recall knows for the task at hand, packed to your token budget (`max_tokens`, default 600): the best trusted entries as text, headed by the project and branch they are about, with their ids and evidence addresses. By default the repository this server runs in, on the branch checked out (entries scoped to that branch and every repository-wide one; not those learnt in another repository of the same folder name, which `left_out` and the brief's last line count); `repo` and `branch` ask for another, `all_repos` briefs from every project. Unreviewed entries only with `include_untrusted`, after the trusted ones under a line saying so. Use at the start of a task; `recall_query` for more.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -1459,10 +1490,11 @@ impl Server {
             session_key: short("session", a.session.as_deref())?,
         };
         let cairn = &self.session.cairn;
-        let resp = self
+        let answer = self
             .session
             .try_writer(|w| cairn.agent_recall_applying(&req, &reach, Surface::Brief, w))
             .map_err(|e| self.fail(e))?;
+        let resp = &answer.response;
         let (text, estimated_tokens, packed_ids, omitted) = match &resp.context {
             Some(p) => (
                 p.text.clone(),
@@ -1495,6 +1527,9 @@ impl Server {
             "trusted_only": resp.trusted_only,
             "untrusted_matches": resp.untrusted_matches,
         });
+        if let Some(line) = left_out(&reach, answer.elsewhere) {
+            body["left_out"] = Value::String(line);
+        }
         // Entries matched but none fit: say so, or an empty brief reads as "nothing known".
         if packed_ids.is_empty() && omitted > 0 {
             body["hint"] = Value::String(format!(
@@ -1508,6 +1543,7 @@ impl Server {
                 !a.query.trim().is_empty(),
                 resp.trusted_only,
                 resp.untrusted_matches,
+                answer.elsewhere,
             ));
         }
         self.answer("recall_brief", body, "entries", entries, 0, false)

@@ -95,10 +95,13 @@ impl Cairn {
 
     /// An agent's Recall query or brief (`req`) answered for `reach`: the project's entries
     /// that apply on its branch by [`memory::applies`], the rule the session-start brief uses
-    /// (a branch-scoped entry on its own branch only, anything wider on every branch). A brief
-    /// is headed by its project (or "every project") and branch, and says whether its notes
-    /// were reviewed ([`memory::pack_headed`]); `req`'s own
-    /// project and branch filters are replaced by `reach`.
+    /// (a branch-scoped entry on its own branch only, anything wider on every branch), and, when
+    /// the reach names a repository on disk (`reach.root`), that were learnt there and not in
+    /// another repository of the same name ([`memory::recorded_here`], counted in
+    /// [`memory::Answer::elsewhere`]). A brief is headed by its project (or "every project") and
+    /// branch, says whether its notes were reviewed, and ends with the line saying how many
+    /// another repository's were left out ([`memory::pack_headed`]); `req`'s own project and
+    /// branch filters are replaced by `reach`.
     ///
     /// The query is recorded through `writer` as [`Cairn::agent_recall_query`] records one,
     /// before the rule narrows it: the ledger's ranked list holds what was read, and a brief's
@@ -109,7 +112,7 @@ impl Cairn {
         reach: &memory::Reach,
         surface: recall::model::Surface,
         writer: Option<&mut AgentWriter>,
-    ) -> Result<recall::QueryResponse> {
+    ) -> Result<memory::Answer> {
         let want = req.filters.limit();
         let mut wide = req.clone();
         wide.context = false;
@@ -126,16 +129,26 @@ impl Cairn {
             self.recall_answer(&store, &wide)?
         };
         resp.results.retain(|r| memory::applies(&r.entry, branch));
+        let mut here = reach.root.as_deref().map(memory::origin::Here::new);
+        let elsewhere = match here.as_mut() {
+            Some(here) => {
+                let store = self.store();
+                memory::keep_recorded_here(store.conn(), &mut resp.results, |r| &r.entry, here)?
+            }
+            None => 0,
+        };
         resp.results.truncate(want as usize);
         if resp.results.is_empty() && req.filters.trusted_only {
             // What a review would add here: the untrusted entries that apply.
             let mut open = wide.clone();
             open.filters.trusted_only = false;
-            resp.untrusted_matches = self
-                .recall_rank(&open)?
-                .iter()
-                .filter(|r| memory::applies(&r.entry, branch))
-                .count() as u32;
+            let mut untrusted = self.recall_rank(&open)?;
+            untrusted.retain(|r| memory::applies(&r.entry, branch));
+            if let Some(here) = here.as_mut() {
+                let store = self.store();
+                memory::keep_recorded_here(store.conn(), &mut untrusted, |r| &r.entry, here)?;
+            }
+            resp.untrusted_matches = untrusted.len() as u32;
         }
         if req.context {
             let max_bytes = req
@@ -152,6 +165,7 @@ impl Cairn {
                 reach.project.as_deref(),
                 branch,
                 budget,
+                elsewhere,
             ));
         }
         resp.miss_reason = if resp.results.is_empty() {
@@ -172,7 +186,10 @@ impl Cairn {
             asked.context = req.context;
             Self::record_agent_query(w, &asked, &mut resp, surface);
         }
-        Ok(resp)
+        Ok(memory::Answer {
+            response: resp,
+            elsewhere,
+        })
     }
 
     /// [`Cairn::open_for_agents`] that serves what it cannot open: an archive there but too
@@ -198,9 +215,12 @@ impl Cairn {
 
     /// The brief for an agent session starting with the hook payload `input` (its `cwd` names
     /// where; `base_dir` when it does not): the trusted entries of that repository and branch
-    /// ([`memory::entries`]) packed into `[recall] session_start_tokens` (default
-    /// [`memory::DEFAULT_MAX_TOKENS`]), through the outbound redactor. `None` when nothing is
-    /// trusted there, outside a repository, or when the budget is 0.
+    /// ([`memory::entries`]; not those of another repository of the same name,
+    /// [`memory::recorded_here`], which a last line counts) packed into
+    /// `[recall] session_start_tokens` (default [`memory::DEFAULT_MAX_TOKENS`]), through the
+    /// outbound redactor. `None` when nothing trusted applies there (nothing is said then, not
+    /// even that another repository's notes were left out), outside a repository, or when the
+    /// budget is 0.
     ///
     /// Made for a hook that runs before every session: the archive in `data_dir` is opened
     /// read-only (never created, migrated or tightened), a lock is waited for at most 20 ms,
@@ -232,9 +252,9 @@ impl Cairn {
             return Ok(None);
         };
         let store = Store::open_read_only_waiting(&data_dir.join(DB_FILE), BUSY)?;
-        let entries = memory::entries(store.conn(), &place)?;
+        let memory::Applying { entries, elsewhere } = memory::entries(store.conn(), &place)?;
         let trusted = entries.len();
-        let packed = memory::pack(entries, &place, max_tokens);
+        let packed = memory::pack(entries, &place, max_tokens, elsewhere);
         if packed.entry_ids.is_empty() {
             if trusted == 0 {
                 return Ok(None);

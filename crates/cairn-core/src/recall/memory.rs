@@ -2,8 +2,11 @@
 //! short brief an agent's SessionStart hook injects ([`crate::Cairn::session_start_brief`]).
 //!
 //! It runs before every agent session, so it stays small and cheap: where the session is comes
-//! from the files under `.git` (no git process), the entries from one indexed query, nothing is
-//! embedded and nothing is written.
+//! from the files under `.git` (no git process), the entries from one indexed query, which
+//! repository each came from from a few small files per folder its evidence ran in
+//! ([`origin`]), nothing is embedded and nothing is written.
+
+pub mod origin;
 
 use std::path::{Path, PathBuf};
 
@@ -31,13 +34,18 @@ pub struct Place {
 }
 
 /// Where an agent's Recall question is answered for: a project's entries as they apply on a
-/// branch ([`memory::applies`]), or every project's.
+/// branch ([`applies`]) in one repository ([`recorded_here`]), or every project's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reach {
     /// The project (as capture names a session's repository); `None`: every project.
     pub project: Option<String>,
     /// The branch the rule reads: entries scoped to another branch are left out.
     pub branch: Option<String>,
+    /// The worktree root of the repository asked about, when it is one on disk: entries of
+    /// `project` whose evidence ran only in another repository of that name are left out
+    /// ([`recorded_here`]). `None`: the name alone decides (every project, or one named by a
+    /// path elsewhere or by another name).
+    pub root: Option<PathBuf>,
 }
 
 /// The repository around `cwd` (the nearest ancestor holding `.git`) and its branch, read from
@@ -55,7 +63,7 @@ pub fn place(cwd: &Path) -> Option<Place> {
 }
 
 /// `path` (absolute) with its `.` and `..` components resolved by name, as a shell's `cd` does.
-fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -88,9 +96,84 @@ pub fn applies(entry: &Entry, branch: Option<&str>) -> bool {
     entry.scope != Scope::Branch || branch.is_some_and(|b| entry.git_branch == b)
 }
 
+/// Whether an entry recorded under the name of the repository at `here` (its root, see
+/// [`origin::Here`]) was learnt in that repository and not in another one of the same name
+/// (two clients' `api`, a `docs` in every folder): the second rule of what applies where, read
+/// by the same two callers as [`applies`], wherever they answer for one repository on disk.
+///
+/// It is decided by the folders the entry's evidence ran in, as they are on disk now: the entry
+/// belongs when one of them is in this repository (the same worktree, another worktree of it,
+/// or a clone with the same remote URL), and not when they are all in other repositories (or
+/// folders) of its name. Folders that are gone (deleted, moved, another machine's) say nothing:
+/// an entry whose evidence ran only there, or that has no evidence with a folder (an import
+/// without one), keeps the rule by name alone and belongs, as every entry of the project did
+/// before. One folder here is enough: an entry learnt in both repositories belongs to both.
+pub fn recorded_here(conn: &Connection, entry: &Entry, here: &mut origin::Here) -> Result<bool> {
+    let db = crate::store::err_in(conn);
+    let mut elsewhere = false;
+    for cwd in here.evidence_folders(conn, &entry.id).map_err(db)? {
+        match here.verdict(&cwd, &entry.project) {
+            origin::Verdict::Same => return Ok(true),
+            origin::Verdict::Other => elsewhere = true,
+            origin::Verdict::Gone => {}
+        }
+    }
+    Ok(!elsewhere)
+}
+
+/// `items` without the entries [`recorded_here`] leaves out; how many those were.
+pub fn keep_recorded_here<T>(
+    conn: &Connection,
+    items: &mut Vec<T>,
+    entry: impl Fn(&T) -> &Entry,
+    here: &mut origin::Here,
+) -> Result<u32> {
+    let mut kept = Vec::with_capacity(items.len());
+    let mut left_out = 0u32;
+    for item in items.drain(..) {
+        if recorded_here(conn, entry(&item), here)? {
+            kept.push(item);
+        } else {
+            left_out += 1;
+        }
+    }
+    *items = kept;
+    Ok(left_out)
+}
+
+/// The line an answer carries when [`recorded_here`] left `n` entries of `project` out: how
+/// many, and why, so a brief without them does not read as all there is under that name.
+pub fn elsewhere_line(n: u32, project: &str) -> String {
+    let (notes, are) = if n == 1 {
+        ("note", "is")
+    } else {
+        ("notes", "are")
+    };
+    format!("{n} {notes} from another repository also named {project} {are} left out.")
+}
+
+/// An agent's Recall answer for a [`Reach`] (`Cairn::agent_recall_applying`).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub response: super::QueryResponse,
+    /// Entries of the project read and left out because their evidence ran only in another
+    /// repository of its name ([`recorded_here`]); the answer says so in a line,
+    /// [`elsewhere_line`].
+    pub elsewhere: u32,
+}
+
+/// The trusted entries for a session at a place, and how many of the project's others were left
+/// out as another repository's ([`recorded_here`]).
+#[derive(Debug, Clone)]
+pub struct Applying {
+    pub entries: Vec<Entry>,
+    pub elsewhere: u32,
+}
+
 /// The trusted entries for a session at `place`: those recorded on its branch first, then the
-/// rest of the repository's, each group most recently updated first.
-pub fn entries(conn: &Connection, place: &Place) -> Result<Vec<Entry>> {
+/// rest of the repository's, each group most recently updated first. Entries of its name learnt
+/// in another repository are left out and counted ([`recorded_here`]).
+pub fn entries(conn: &Connection, place: &Place) -> Result<Applying> {
     // Migration 17's partial index holds exactly the trusted entries, newest first per project:
     // the read is the first rows of one range. An archive not migrated yet (the hook never
     // migrates) reads through the project index instead, which visits every entry of the
@@ -121,12 +204,15 @@ pub fn entries(conn: &Connection, place: &Place) -> Result<Vec<Entry>> {
     }
     let branch = place.branch.as_deref();
     entries.retain(|e| e.is_trusted() && applies(e, branch));
+    let mut here = origin::Here::new(&place.root);
+    let elsewhere = keep_recorded_here(conn, &mut entries, |e| e, &mut here)?;
     entries.sort_by_key(|e| branch.is_none_or(|b| e.git_branch != b));
-    Ok(entries)
+    Ok(Applying { entries, elsewhere })
 }
 
-/// `entries` packed into `max_tokens`, headed by where the session is. Empty when nothing fits.
-pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32) -> Packed {
+/// `entries` packed into `max_tokens`, headed by where the session is, ending with
+/// [`elsewhere_line`] when `elsewhere` entries were left out. Empty when nothing fits.
+pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32, elsewhere: u32) -> Packed {
     let ranked: Vec<Ranked> = entries
         .into_iter()
         .map(|entry| Ranked {
@@ -142,6 +228,7 @@ pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32) -> Packed {
         Some(&place.project),
         place.branch.as_deref(),
         budget,
+        elsewhere,
     )
 }
 
@@ -170,16 +257,22 @@ pub fn intro(
     format!("{notes} from past sessions in {place}{branch}{order}:\n")
 }
 
-/// `ranked` packed into `max_bytes` (the intro included), headed by [`intro`]. Empty when
-/// nothing fits.
+/// `ranked` packed into `max_bytes` (the intro and the last line included), headed by
+/// [`intro`] and, when `elsewhere` entries of `project` were left out as another repository's,
+/// ending with [`elsewhere_line`]. Empty when nothing fits.
 pub fn pack_headed(
     ranked: &[Ranked],
     project: Option<&str>,
     branch: Option<&str>,
     max_bytes: usize,
+    elsewhere: u32,
 ) -> Packed {
+    let last = match project {
+        Some(p) if elsewhere > 0 => format!("\n{}", elsewhere_line(elsewhere, p)),
+        _ => String::new(),
+    };
     // Room for the longest heading: which one fits the notes is known once they are packed.
-    let room = intro(project, branch, true, true).len();
+    let room = intro(project, branch, true, true).len() + last.len();
     let mut packed = brief::pack(ranked, max_bytes.saturating_sub(room), None);
     if !packed.entry_ids.is_empty() {
         let trusted = |id: &String| {
@@ -191,7 +284,7 @@ pub fn pack_headed(
         let reviewed = packed.entry_ids.iter().any(trusted);
         let unreviewed = !packed.entry_ids.iter().all(trusted);
         let intro = intro(project, branch, reviewed, unreviewed);
-        packed.text = format!("{intro}{}", packed.text);
+        packed.text = format!("{intro}{}{last}", packed.text);
         packed.bytes = packed.text.len() as u32;
         packed.estimated_tokens = packed.text.len().div_ceil(brief::BYTES_PER_TOKEN) as u32;
     }
@@ -232,7 +325,7 @@ mod tests {
     #[test]
     fn a_brief_s_heading_says_whether_its_notes_were_reviewed() {
         let head = |ranked: &[Ranked], project: Option<&str>| {
-            let p = pack_headed(ranked, project, Some("main"), 4000);
+            let p = pack_headed(ranked, project, Some("main"), 4000, 0);
             p.text.lines().next().unwrap_or_default().to_owned()
         };
         let (t, u) = (ranked("t1", true), ranked("u1", false));
@@ -252,7 +345,7 @@ mod tests {
             "Reviewed notes from past sessions in every project (branch main):"
         );
         // The heading counts in the budget, whichever it is.
-        let p = pack_headed(&[u], Some("shop"), None, 300);
+        let p = pack_headed(&[u], Some("shop"), None, 300, 0);
         assert!(p.bytes <= 300, "{}", p.bytes);
     }
 

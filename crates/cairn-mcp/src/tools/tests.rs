@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod same_name;
+
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")

@@ -1,0 +1,339 @@
+//! The session-start brief follows a repository, not its folder name: two clients' `api`
+//! repositories are one project by name, and a note learnt in one must not be injected into an
+//! agent working in the other (`recall::memory::recorded_here`). Worktrees and clones of the
+//! repository still get it; a note whose repository is gone from disk is served by name, as
+//! before. Built on real git repositories and real captured sessions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cairn_core::Cairn;
+use cairn_core::archive::Agent;
+use cairn_core::recall::model::{EntryType, ReviewState, Scope, Status};
+use serde_json::json;
+
+use crate::support;
+
+const ORIGIN_A: &str = "https://git.example.com/client-a/api.git";
+const ORIGIN_B: &str = "https://git.example.com/client-b/api.git";
+const LEFT_OUT_ONE: &str = "1 note from another repository also named api is left out.";
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A repository named `api` under `parent`, on `main` with one commit, and `origin` when given.
+fn repo(parent: &Path, origin: Option<&str>) -> PathBuf {
+    let dir = parent.join("api");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    if let Some(url) = origin {
+        git(&dir, &["remote", "add", "origin", url]);
+    }
+    std::fs::canonicalize(dir).unwrap()
+}
+
+/// Two clients' repositories, both `api`, each with a captured Claude session and one note a
+/// person reviewed, learnt in that session.
+struct World {
+    tmp: tempfile::TempDir,
+    data: PathBuf,
+    a: PathBuf,
+    b: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        // Short folders: the capture's redactor reads a long run of the temp dir's random name
+        // and what follows as a secret, and would store a session's folder as a marker.
+        let a = repo(&tmp.path().join("a"), Some(ORIGIN_A));
+        let b = repo(&tmp.path().join("b"), Some(ORIGIN_B));
+        let data = tmp.path().join("data");
+        let cairn = Cairn::open(&data).unwrap();
+        let transcripts = tmp.path().join("transcripts");
+        std::fs::create_dir_all(&transcripts).unwrap();
+        for (id, cwd) in [("in-a", &a), ("in-b", &b)] {
+            let path = transcripts.join(format!("{id}.jsonl"));
+            std::fs::write(&path, transcript(id, cwd)).unwrap();
+            support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+        }
+        let notes = [
+            note("a-note", "in-a", "Client A deploys with the blue pipeline"),
+            note("b-note", "in-b", "Client B pins the ORM to 4.2"),
+        ];
+        let report = cairn.recall_import(&notes.join("\n"), false).unwrap();
+        assert_eq!(report.imported, 2, "{report:?}");
+        assert_eq!(cairn.recall_get("a-note").unwrap().project, "api");
+        assert_eq!(cairn.recall_get("b-note").unwrap().project, "api");
+        World { tmp, data, a, b }
+    }
+
+    /// What the hook injects for a session starting in `dir`: the note ids and the text.
+    fn brief(&self, dir: &Path) -> Option<(Vec<String>, String)> {
+        let input = json!({"cwd": dir, "hook_event_name": "SessionStart"}).to_string();
+        Cairn::session_start_brief(&self.data, &input, dir)
+            .unwrap()
+            .map(|b| {
+                let mut ids = b.entry_ids;
+                ids.sort();
+                (ids, b.text)
+            })
+    }
+
+    fn ids(&self, dir: &Path) -> Vec<String> {
+        self.brief(dir).map(|(ids, _)| ids).unwrap_or_default()
+    }
+
+    /// Another repository named `api`, under `parent` (a folder of the temp dir).
+    fn another(&self, parent: &str, origin: Option<&str>) -> PathBuf {
+        repo(&self.tmp.path().join(parent), origin)
+    }
+}
+
+/// A Claude session of one prompt and one answer that ran in `cwd`.
+fn transcript(id: &str, cwd: &Path) -> String {
+    let base = json!({"sessionId": id, "cwd": cwd, "gitBranch": "main",
+        "timestamp": "2026-03-01T10:00:00.000Z", "version": "2.1.39"});
+    let records = [
+        json!({"type": "user", "uuid": format!("{id}-0"),
+            "message": {"role": "user", "content": format!("how do we ship {id}")}}),
+        json!({"type": "assistant", "uuid": format!("{id}-1"),
+            "message": {"id": format!("msg_{id}"), "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "Like this."}]}}),
+    ];
+    records
+        .iter()
+        .map(|r| {
+            let mut line = r.as_object().unwrap().clone();
+            line.extend(base.as_object().unwrap().clone());
+            format!("{}\n", serde_json::Value::Object(line))
+        })
+        .collect()
+}
+
+fn note(id: &str, session: &str, title: &str) -> String {
+    json!({"candidate_id": id, "session_id": session, "type": "decision", "scope": "project",
+        "title": title, "body": format!("{title}."), "transferable": true, "provenance_ok": true,
+        "label": "correct", "evidence": {"ordinal_start": 0, "ordinal_end": 1}})
+    .to_string()
+}
+
+fn strings(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A note learnt in client A's `api` reaches sessions there and not in client B's `api`, whose
+/// brief says in one line that another repository's note was left out.
+#[test]
+fn a_note_stays_in_the_repository_it_was_learnt_in() {
+    let w = World::new();
+    let (ids, text) = w.brief(&w.a).unwrap();
+    assert_eq!(ids, strings(&["a-note"]));
+    assert!(text.contains("blue pipeline"), "{text}");
+    assert!(text.ends_with(LEFT_OUT_ONE), "{text}");
+
+    let (ids, text) = w.brief(&w.b.join(".")).unwrap();
+    assert_eq!(ids, strings(&["b-note"]));
+    assert!(!text.contains("blue pipeline"), "{text}");
+    assert!(
+        text.starts_with("Reviewed notes from past sessions in api (branch main):"),
+        "{text}"
+    );
+    assert!(text.ends_with(LEFT_OUT_ONE), "{text}");
+
+    // A third `api` with no note of its own gets nothing: not even the line.
+    let c = w.another("home", Some("git@git.example.com:someone/api.git"));
+    assert_eq!(w.brief(&c), None);
+    // Nor does one with no remote at all.
+    let d = w.another("scratch", None);
+    assert_eq!(w.brief(&d), None);
+}
+
+/// A linked worktree of A and a second clone of A (its origin spelt another way) are A: its
+/// note is theirs.
+#[test]
+fn worktrees_and_clones_of_the_repository_get_its_notes() {
+    let w = World::new();
+    let wt = w.tmp.path().join("worktrees/fix-login");
+    git(
+        &w.a,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "fix-login",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let (ids, text) = w.brief(&wt).unwrap();
+    assert_eq!(ids, strings(&["a-note"]), "{text}");
+    assert!(text.contains("(branch fix-login)"), "{text}");
+
+    for (parent, url) in [
+        ("laptop", "git@git.example.com:client-a/api"),
+        (
+            "desktop",
+            "ssh://deploy@GIT.example.com:22/client-a/api.git/",
+        ),
+    ] {
+        let clone = w.another(parent, Some(url));
+        assert_eq!(w.ids(&clone), strings(&["a-note"]), "{url}");
+    }
+    // Client B's worktree is B's.
+    let b_wt = w.tmp.path().join("worktrees/b-hotfix");
+    git(
+        &w.b,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "hotfix",
+            b_wt.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(w.ids(&b_wt), strings(&["b-note"]));
+}
+
+/// A note whose repository is gone from disk (deleted, or a link to itself now) is served by its
+/// project's name, as every note was before the rule: nothing on disk says it is elsewhere.
+#[test]
+fn a_note_whose_repository_is_gone_is_served_by_name() {
+    let w = World::new();
+    assert_eq!(w.ids(&w.b), strings(&["b-note"]));
+    std::fs::remove_dir_all(&w.a).unwrap();
+    let (ids, text) = w.brief(&w.b).unwrap();
+    assert_eq!(ids, strings(&["a-note", "b-note"]));
+    assert!(!text.contains("left out"), "{text}");
+
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&w.a, &w.a).unwrap();
+        assert_eq!(w.ids(&w.b), strings(&["a-note", "b-note"]));
+    }
+}
+
+/// A note learnt in both repositories belongs to both; one learnt only in A stays out of B.
+#[test]
+fn a_note_learnt_in_both_repositories_is_served_in_both() {
+    let w = World::new();
+    let conn = rusqlite::Connection::open(w.data.join("cairn.db")).unwrap();
+    let row = |session: &str| -> i64 {
+        conn.query_row(
+            "SELECT id FROM sessions WHERE session_id = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let mut evidence = Vec::new();
+    for session in ["in-a", "in-b"] {
+        evidence.extend(
+            cairn_core::recall::evidence::bind(&conn, row(session), session, 0, 1, &[], "")
+                .unwrap(),
+        );
+    }
+    let entry = cairn_core::recall::store::NewEntry {
+        id: "both".into(),
+        entry_type: EntryType::Fact,
+        scope: Scope::Project,
+        status: Status::Accepted,
+        review_state: ReviewState::HumanReviewed,
+        title: "Both clients run Postgres 16".into(),
+        body: "Seen in each.".into(),
+        trigger: String::new(),
+        confidence: None,
+        uncertainty: String::new(),
+        project: "api".into(),
+        cwd: String::new(),
+        git_branch: "main".into(),
+        agent: "claude".into(),
+        source_session_id: Some(row("in-a")),
+        source_episode_id: String::new(),
+        source_run_id: String::new(),
+        extractor_method: String::new(),
+        model: String::new(),
+        label: String::new(),
+        transferable: true,
+        provenance_ok: true,
+        supersedes_entry_id: String::new(),
+        evidence,
+    };
+    cairn_core::recall::store::insert(&conn, &entry, "2026-03-02T00:00:00.000Z").unwrap();
+    drop(conn);
+    assert_eq!(w.ids(&w.a), strings(&["a-note", "both"]));
+    assert_eq!(w.ids(&w.b), strings(&["b-note", "both"]));
+}
+
+/// Hostile git files around the repositories cost a capped read at most and never fail the
+/// hook: a config of a gigabyte, a remote URL with control characters, a `.git` file pointing
+/// outside the repository, a config that is a link to itself, a FIFO. None makes a repository
+/// the same as A, so A's note stays out; the repository's own notes are still served.
+#[test]
+fn hostile_git_files_neither_stall_the_hook_nor_let_a_note_through() {
+    let w = World::new();
+    // B's config is a gigabyte (sparse): not read, so B has no URL and is not A.
+    let config = w.b.join(".git/config");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::File::create(&config)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let (ids, text) = w.brief(&w.b).unwrap();
+    assert_eq!(ids, strings(&["b-note"]));
+    assert!(text.ends_with(LEFT_OUT_ONE), "{text}");
+    // A's brief reads B as a folder it cannot place: B's note stays out of A.
+    assert_eq!(w.ids(&w.a), strings(&["a-note"]));
+
+    // A's URL with a control character in it names no repository: not A's clone.
+    let bell = w.another("bell", None);
+    std::fs::write(
+        bell.join(".git/config"),
+        "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://git.example.com/client-a/\u{7}api.git\n",
+    )
+    .unwrap();
+    assert_eq!(w.brief(&bell), None);
+
+    // `.git` files pointing outside any repository.
+    for (parent, gitdir) in [("root", "/"), ("nowhere", "/nonexistent/place/.git")] {
+        let dir = w.tmp.path().join(parent).join("api");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".git"), format!("gitdir: {gitdir}\n")).unwrap();
+        assert_eq!(w.brief(&dir), None, "{gitdir}");
+    }
+
+    #[cfg(unix)]
+    {
+        // A config that is a symlink to itself.
+        let looped = w.another("looped", None);
+        let config = looped.join(".git/config");
+        std::fs::remove_file(&config).unwrap();
+        std::os::unix::fs::symlink(&config, &config).unwrap();
+        assert_eq!(w.brief(&looped), None);
+
+        // A FIFO as config: never opened to wait on.
+        let piped = w.another("piped", None);
+        let config = piped.join(".git/config");
+        std::fs::remove_file(&config).unwrap();
+        let made = Command::new("mkfifo").arg(&config).status().unwrap();
+        assert!(made.success());
+        assert_eq!(w.brief(&piped), None);
+    }
+}
