@@ -169,3 +169,61 @@ fn forget_by_agent_names_the_sessions_that_agent_ran_as_the_lists_do() {
         0
     );
 }
+
+/// A forget while another connection keeps committing (hooks capturing turn after turn) waits
+/// its turn and succeeds: it read, then wrote, in a deferred transaction, which failed at once
+/// ("database is locked") about half the time once a commit moved its snapshot on.
+#[test]
+fn a_forget_waits_for_writers_that_keep_committing() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let names = [
+        "short.jsonl",
+        "small.jsonl",
+        "tool_heavy.jsonl",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+    ];
+    let files: Vec<_> = names.iter().map(|n| file(n)).collect();
+    support::capture(&cairn, &files);
+    let db = data.path().join("cairn.db");
+    let noise = rusqlite::Connection::open(&db).unwrap();
+    noise
+        .busy_timeout(std::time::Duration::from_secs(30))
+        .unwrap();
+    noise.execute_batch("CREATE TABLE noise (x BLOB)").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut commits = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                noise
+                    .execute("INSERT INTO noise (x) VALUES (zeroblob(512))", [])
+                    .unwrap();
+                commits += 1;
+            }
+            commits
+        })
+    };
+    let sessions = cairn
+        .forget_preview(&ForgetRequest {
+            agent: Some(Agent::Claude),
+            ..Default::default()
+        })
+        .unwrap()
+        .sessions;
+    assert!(sessions.len() >= 4, "{}", sessions.len());
+    for s in &sessions {
+        let req = ForgetRequest {
+            session: Some(s.session_key.clone()),
+            ..Default::default()
+        };
+        let done = cairn
+            .forget(&req)
+            .unwrap_or_else(|e| panic!("{}: {e}", s.session_key));
+        assert_eq!(done.removed.sessions.len(), 1);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(writer.join().unwrap() > 0);
+}

@@ -277,7 +277,10 @@ impl Cairn {
         let result = (|| -> rusqlite::Result<()> {
             let conn = store.conn_mut();
             conn.pragma_update(None, "secure_delete", "ON")?;
-            let tx = conn.transaction()?;
+            // Immediate: the forget reads what it deletes, then writes. A deferred transaction
+            // whose snapshot another writer (a hook's capture) moved on meanwhile cannot become
+            // a writer and fails at once, whatever the busy timeout; this one waits its turn.
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let mut doomed = archive::forget::select(&tx, &sel)?;
             doomed.retain(|d| keys.contains(&d.key.as_str()));
             let ids: Vec<i64> = doomed.iter().map(|d| d.id).collect();
