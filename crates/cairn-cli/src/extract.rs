@@ -176,10 +176,12 @@ impl Lines {
     }
 }
 
+/// `names` says a session as human output may: its agent's id, its key under `--keys`.
 pub fn run(
     cmd: ExtractCommand,
     cairn: &Cairn,
     json_out: bool,
+    names: &crate::recall::Names<'_>,
     out: &mut impl Write,
 ) -> Result<bool> {
     match cmd {
@@ -213,7 +215,7 @@ pub fn run(
                 writeln!(
                     out,
                     "  {}  {}/{} units  {} chars  {}  {}",
-                    short(&s.session_key),
+                    names.session(&s.session_key),
                     s.units_todo,
                     s.units_total,
                     s.chars,

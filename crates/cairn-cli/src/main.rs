@@ -20,6 +20,7 @@ mod recall;
 mod reindex;
 mod render;
 mod resume;
+mod show;
 mod team;
 
 use std::io::{Read, Write};
@@ -188,6 +189,15 @@ enum Command {
         /// At most this many sessions, the most recently active.
         #[arg(long, value_parser = at_least_one())]
         limit: Option<u32>,
+        /// Only sessions active at or after this time (RFC 3339), or from the start of this day
+        /// on your clock (YYYY-MM-DD, as times are listed; `today`, `yesterday`), or this long
+        /// ago (`7d`, `2w`).
+        #[arg(long, value_parser = crate::render::when)]
+        since: Option<String>,
+        /// Only sessions begun before this time (RFC 3339), or up to the end of this day on your
+        /// clock (YYYY-MM-DD, `today`, `yesterday`), or before this long ago (`7d`, `2w`).
+        #[arg(long, value_parser = crate::render::when)]
+        until: Option<String>,
     },
     /// Search what agents and people wrote and ran: full text (default), or by meaning over
     /// turns with --mode vector|hybrid (needs `cairn embeddings build --store sessions`).
@@ -401,17 +411,35 @@ enum Command {
     /// <id>`, …) in the folder it ran in: printed, or run with --run. Says when the agent cannot
     /// resume or the folder is gone.
     Resume(resume::ResumeArgs),
-    /// A session's turns, or one turn's records.
-    Show {
-        /// A session key (`sha256-…`) or the agent's own session id.
-        session: String,
-        /// A turn key or turn index: show that turn's records.
-        #[arg(long)]
-        turn: Option<String>,
-        /// How many turns or records (the most recent).
-        #[arg(long, default_value_t = cairn_core::views::show::DEFAULT_LIMIT, value_parser = at_least_one())]
-        limit: u32,
-    },
+    /// A session's turns, one turn's records, or the record a `cairn://session/…` link cites
+    /// (in its turn, marked).
+    Show(show::ShowArgs),
+}
+
+/// `--since` and `--until` as typed (each checked by [`render::when`]) as the core reads them:
+/// a day from its start (`since`) or to its end (`until`) on the person's clock, the times and
+/// spans as they are. An empty window is a usage error, said as typed: the core sees the end
+/// of the --until day (the next day's start), and 'since 2026-02-12T00:00Z is not before until
+/// 2026-02-12T00:00Z' would read wrong.
+fn time_window(
+    since: Option<String>,
+    until: Option<String>,
+) -> Result<(Option<String>, Option<String>), Usage> {
+    let (from, to) = (
+        render::local_day(since.clone(), false),
+        render::local_day(until.clone(), true),
+    );
+    let at = |t: &Option<String>| t.as_deref().and_then(cairn_core::text::parse_rfc3339);
+    if let (Some(a), Some(b)) = (at(&from), at(&to))
+        && a >= b
+    {
+        return Err(Usage(format!(
+            "--since {} is not before --until {}: nothing could match; swap them",
+            render::clean(since.as_deref().unwrap_or_default()),
+            render::clean(until.as_deref().unwrap_or_default())
+        )));
+    }
+    Ok((from, to))
 }
 
 /// The target a command names: `kind value` (`branch main`, `review 42`, `change <id>`), or one
@@ -451,7 +479,9 @@ enum EmbeddingsCommand {
         #[arg(long)]
         progress: bool,
     },
-    /// The embedder, where the model was found, and whether each store's vectors are fresh.
+    /// The embedder and its fingerprint (or what keeps it from working: a local model not
+    /// installed is said with every place it was looked for), and whether each store's vectors
+    /// are fresh.
     Status,
 }
 
@@ -994,13 +1024,22 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
             agent,
             branch,
             limit,
+            since,
+            until,
         } => {
+            let filtered = agent.is_some()
+                || branch.is_some()
+                || limit == Some(0)
+                || since.is_some()
+                || until.is_some();
+            let (since, until) = time_window(since, until)?;
             let cairn = open_archive(g)?;
-            let filtered = agent.is_some() || branch.is_some() || limit == Some(0);
             let q = SessionQuery {
                 agent: agent.map(Agent::from),
                 branch,
                 limit,
+                since,
+                until,
             };
             let sessions = cairn.sessions(&q)?;
             if g.json {
@@ -1025,23 +1064,7 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
             until,
             sessions,
         } => {
-            let (from, to) = (
-                render::local_day(since.clone(), false),
-                render::local_day(until.clone(), true),
-            );
-            // Said as typed: the core sees the end of the --until day (the next day's start),
-            // and 'since 2026-02-12T00:00Z is not before until 2026-02-12T00:00Z' read wrong.
-            let at = |t: &Option<String>| t.as_deref().and_then(cairn_core::text::parse_rfc3339);
-            if let (Some(a), Some(b)) = (at(&from), at(&to))
-                && a >= b
-            {
-                return Err(Usage(format!(
-                    "--since {} is not before --until {}: nothing could match; swap them",
-                    render::clean(since.as_deref().unwrap_or_default()),
-                    render::clean(until.as_deref().unwrap_or_default())
-                ))
-                .into());
-            }
+            let (from, to) = time_window(since, until)?;
             let cairn = open_archive(g)?;
             let q = SearchQuery {
                 text: query,
@@ -1218,33 +1241,9 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
                 render::pull(out, &report)?;
             }
         }
-        Command::Show {
-            session,
-            turn,
-            limit,
-        } => {
+        Command::Show(args) => {
             let cairn = open_archive(g)?;
-            match turn {
-                None => {
-                    let view = cairn.show_session(&session, limit)?;
-                    if g.json {
-                        render::json(out, &view)?;
-                    } else {
-                        render::timeline(out, &view, g.keys)?;
-                        // What the parsers could not read, kept past the sync that said so.
-                        render::parse_warnings(out, &cairn.session_warnings(&session)?)?;
-                    }
-                }
-                Some(turn) => {
-                    let view = cairn.show_turn(&session, &turn, limit)?;
-                    if g.json {
-                        render::json(out, &view)?;
-                    } else {
-                        let timeline = cairn.show_session(&session, 0)?;
-                        render::turn_records(out, &timeline, &view, g.keys)?;
-                    }
-                }
-            }
+            show::run(args, &cairn, g.json, g.keys, out)?;
         }
         Command::Insights { command } => {
             let cairn = open_archive(g)?;

@@ -264,7 +264,7 @@ pub fn run(
     };
     match cmd {
         RecallCommand::Extract { command } => {
-            return crate::extract::run(command, cairn, json_out, out);
+            return crate::extract::run(command, cairn, json_out, &names, out);
         }
         RecallCommand::Import { file, dry_run, yes } => {
             if !dry_run && !yes {
@@ -783,13 +783,13 @@ fn feedback_said(f: FeedbackCounts) -> String {
 
 /// How human output names a session evidence cites: as a person types it back (its agent's id,
 /// see `Cairn::session_handle`), its internal key only under `--keys` (CLI.md).
-struct Names<'a> {
+pub(crate) struct Names<'a> {
     cairn: &'a Cairn,
     keys: bool,
 }
 
 impl Names<'_> {
-    fn session(&self, key: &str) -> String {
+    pub(crate) fn session(&self, key: &str) -> String {
         if self.keys {
             return clean(key);
         }

@@ -926,19 +926,31 @@ pub fn timeline(
     Ok(())
 }
 
+/// One turn's records; `cited` (first and last ordinal), the records a link cites: marked
+/// `>` (the others indented to match).
 pub fn turn_records(
     out: &mut impl Write,
     session: &cairn_core::views::show::SessionTimeline,
     v: &cairn_core::views::show::TurnRecords,
+    cited: Option<(u32, u32)>,
     keys: bool,
 ) -> Result<()> {
+    let marked = match cited {
+        Some((a, b)) if a == b => format!(", record #{a} marked >"),
+        Some((a, b)) => format!(", records #{a}-#{b} marked >"),
+        None => String::new(),
+    };
     writeln!(
         out,
-        "{} of {} records of turn #{} of {}",
+        "{} of {} records of turn #{} of {}{marked}",
         v.coverage.showing_records,
         v.coverage.total_records,
         v.turn_index,
-        session_name(session.agent.as_str(), session.title.as_deref())
+        // An imported or pulled session names the agent that ran it, as its timeline does.
+        session_name(
+            &ran_by(session.agent, session.ran_by.as_deref()),
+            session.title.as_deref()
+        )
     )?;
     if keys {
         writeln!(
@@ -949,17 +961,26 @@ pub fn turn_records(
         )?;
     }
     if v.coverage.has_more_before {
-        // The turn's prompt is its first record: say how to reach it.
+        // The turn's prompt is its first record: say how to reach it. Around cited records,
+        // those after them may be left out too: the first shown says how many come before.
+        let before = match (cited, v.records.first()) {
+            (Some(_), Some(first)) => first.turn_record_index,
+            _ => v
+                .coverage
+                .total_records
+                .saturating_sub(v.coverage.showing_records),
+        };
+        let whole = match cited {
+            Some(_) => format!(
+                "--turn {} --limit {}",
+                v.turn_index, v.coverage.total_records
+            ),
+            None => format!("--limit {}", v.coverage.total_records),
+        };
         writeln!(
             out,
-            "(its first {} left out, the prompt with them: --limit {} shows the whole turn)",
-            plural(
-                v.coverage
-                    .total_records
-                    .saturating_sub(v.coverage.showing_records),
-                "record"
-            ),
-            v.coverage.total_records
+            "(its first {} left out, the prompt with them: {whole} shows the whole turn)",
+            plural(before, "record"),
         )?;
     }
     for r in &v.records {
@@ -975,9 +996,14 @@ pub fn turn_records(
         } else {
             ""
         };
+        let mark = match cited {
+            Some((a, b)) if (a..=b).contains(&r.ordinal) => "> ",
+            Some(_) => "  ",
+            None => "",
+        };
         writeln!(
             out,
-            "#{} {} {} {}{retracted}{preview}",
+            "{mark}#{} {} {} {}{retracted}{preview}",
             r.ordinal,
             time(r.timestamp.as_deref()),
             clean(&r.kind),

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::archive::Agent;
-use crate::archive::discover::{self, DirOrigin};
+use crate::archive::discover::{self, DirAccess, DirOrigin, SourceDir};
 use crate::config::Config;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -92,44 +92,14 @@ pub(crate) fn environment_checks(
             ));
         }
         for dir in dirs {
-            let origin = match dir.origin {
-                DirOrigin::Config => "config.toml",
-                DirOrigin::Env => "environment",
-                DirOrigin::Default => "default",
-            };
-            // A link that leads nowhere (to itself, in a loop, or to a folder gone) is there
-            // but unreadable: not the same as an agent never used.
-            let dangling = !dir.path.exists() && std::fs::symlink_metadata(&dir.path).is_ok();
-            let (status, detail) = if dir.path.is_dir()
-                || (in_repositories.is_some() && dir.path.is_file())
-            {
+            let (status, detail, found) = source_dir(
+                &dir,
+                &discover::access(&dir.path),
+                in_repositories.is_some(),
+            );
+            if found {
                 used.insert(agent);
-                (Status::Ok, format!("{} ({origin})", dir.path.display()))
-            } else if dangling {
-                (
-                    Status::Warn,
-                    format!(
-                        "{} is a link that leads to no folder (a loop, or its target gone): {agent}'s transcripts there cannot be read; point it at the folder, or remove it ({origin})",
-                        dir.path.display()
-                    ),
-                )
-            } else if dir.origin == DirOrigin::Default {
-                (
-                    Status::Ok,
-                    format!(
-                        "{} not present: {agent} not used on this machine? ({origin})",
-                        dir.path.display()
-                    ),
-                )
-            } else {
-                (
-                    Status::Warn,
-                    format!(
-                        "{} does not exist ({origin}); fix the path or remove the setting",
-                        dir.path.display()
-                    ),
-                )
-            };
+            }
             checks.push(check(format!("{agent} source dir"), status, detail));
             if agent == Agent::Hermes
                 && let Some(survey) = crate::archive::sources::hermes::state_db_survey(&dir.path)
@@ -160,6 +130,55 @@ pub(crate) fn environment_checks(
         }
     }
     checks
+}
+
+/// The check of one source dir: its status, what to say, and whether a folder of the agent's
+/// is there (readable or not: a hook is then worth having). `access` is what the file system
+/// said of it; `file_ok`: a file there is a source too (an in-repository agent's history).
+fn source_dir(dir: &SourceDir, access: &DirAccess, file_ok: bool) -> (Status, String, bool) {
+    let agent = dir.agent;
+    let path = dir.path.display();
+    let origin = match dir.origin {
+        DirOrigin::Config => "config.toml",
+        DirOrigin::Env => "environment",
+        DirOrigin::Default => "default",
+    };
+    // A link that leads nowhere (to itself, in a loop, or to a folder gone) is there but
+    // unreadable: not the same as an agent never used.
+    // A link to a folder this user may not read is not one of those.
+    let dangling = match access {
+        DirAccess::Absent => true,
+        DirAccess::Unreadable(why) => !why.denied,
+        DirAccess::Dir | DirAccess::File => false,
+    } && std::fs::symlink_metadata(&dir.path)
+        .is_ok_and(|m| m.file_type().is_symlink());
+    match access {
+        DirAccess::Dir => (Status::Ok, format!("{path} ({origin})"), true),
+        DirAccess::File if file_ok => (Status::Ok, format!("{path} ({origin})"), true),
+        _ if dangling => (
+            Status::Warn,
+            format!(
+                "{path} is a link that leads to no folder (a loop, or its target gone): {agent}'s transcripts there cannot be read; point it at the folder, or remove it ({origin})"
+            ),
+            false,
+        ),
+        // Whatever named it: a folder the OS will not show may hold every transcript.
+        DirAccess::Unreadable(why) => (
+            Status::Fail,
+            format!("{} ({origin})", why.message(agent, &dir.path)),
+            true,
+        ),
+        _ if dir.origin == DirOrigin::Default => (
+            Status::Ok,
+            format!("{path} not present: {agent} not used on this machine? ({origin})"),
+            false,
+        ),
+        _ => (
+            Status::Warn,
+            format!("{path} does not exist ({origin}); fix the path or remove the setting"),
+            false,
+        ),
+    }
 }
 
 /// The model servers `config.toml` names (extraction's, insights', an embeddings endpoint):
@@ -607,6 +626,35 @@ fn quoted(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A source dir the OS will not show fails, in the words a sync warns with, and counts as
+    /// used (a hook is worth having there); a missing default one is an agent not used here.
+    /// The file system's answer is given (as root, mode 000 hides nothing).
+    #[test]
+    fn an_unreadable_source_dir_fails_and_a_missing_one_is_an_agent_not_used() {
+        let dir = SourceDir {
+            agent: Agent::Claude,
+            path: "/home/ann/.claude/projects".into(),
+            origin: DirOrigin::Default,
+        };
+        let why = discover::Unreadable {
+            blocked: "/home/ann/.claude".into(),
+            denied: true,
+            error: "Permission denied (os error 13)".into(),
+        };
+        let (status, detail, used) = source_dir(&dir, &DirAccess::Unreadable(why.clone()), false);
+        assert_eq!((status, used), (Status::Fail, true));
+        assert!(
+            detail.starts_with(&why.message(Agent::Claude, &dir.path)),
+            "{detail}"
+        );
+        assert!(detail.contains("sudo chown -R $USER"), "{detail}");
+        let (status, detail, used) = source_dir(&dir, &DirAccess::Absent, false);
+        assert_eq!((status, used), (Status::Ok, false));
+        assert!(detail.contains("not present"), "{detail}");
+        let (status, _, used) = source_dir(&dir, &DirAccess::Dir, false);
+        assert_eq!((status, used), (Status::Ok, true));
+    }
 
     /// Aider has no home folder: with no repositories named, doctor says how to name them; a
     /// history file named directly is a source that exists.

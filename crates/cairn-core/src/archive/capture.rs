@@ -397,19 +397,22 @@ pub struct Touched {
     pub captures: Vec<i64>,
 }
 
-/// Accumulates a report over many commits.
+/// Accumulates a report over many commits. Sessions are told apart by their row, not their
+/// key: a file read before it names its session (a first line skipped as too long) makes a
+/// session keyed by its path, which the commit that reads the name re-keys in place; by key,
+/// that one new session counted as an added sub-agent and an updated session.
 #[derive(Default)]
 struct Tally {
     report: SyncReport,
-    added: HashSet<String>,
-    updated: HashSet<String>,
+    added: HashSet<i64>,
+    updated: HashSet<i64>,
     touched: Touched,
 }
 
 impl Tally {
     fn commit(&mut self, c: Commit, bytes: u64) {
         if let Commit::Done {
-            session_key,
+            session_key: _,
             session_row,
             session_created,
             records_added,
@@ -429,11 +432,11 @@ impl Tally {
             self.report.bytes_read += bytes;
             self.report.warnings.extend(new_warnings);
             if session_created {
-                self.added.insert(session_key);
+                self.added.insert(session_row);
             } else if (records_added > 0 || records_updated > 0)
-                && !self.added.contains(&session_key)
+                && !self.added.contains(&session_row)
             {
-                self.updated.insert(session_key);
+                self.updated.insert(session_row);
             }
         }
     }
@@ -448,11 +451,12 @@ impl Tally {
         self.report.files_scanned = u32::try_from(files).unwrap_or(u32::MAX);
         self.report.forgotten_skipped = u32::try_from(forgotten).unwrap_or(u32::MAX);
         // Counted once every file is in: a sub-agent read before its parent is listed on its
-        // own until then.
-        let listed = super::store::count_listed(conn, self.added.iter().map(String::as_str))
+        // own until then. A session added and then folded into the one its file named is
+        // gone, and not counted.
+        let (listed, others) = super::store::count_listed(conn, self.added.iter().copied())
             .map_err(crate::store::err_in(conn))?;
         self.report.sessions_added = listed;
-        self.report.subagents_added = self.added.len() as u32 - listed;
+        self.report.subagents_added = others;
         self.report.sessions_updated = self.updated.len() as u32;
         // In the files' order, not the parallel readers' (a stable sort keeps a file's own).
         self.report

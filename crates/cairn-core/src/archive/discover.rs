@@ -225,23 +225,149 @@ fn home() -> Option<PathBuf> {
     dirs::home_dir()
 }
 
+/// What a source dir is to the user running Cairn, told apart by what the OS said when asked:
+/// a folder that can be listed, a file, nothing there at all, or a place it refused to show.
+/// An unreadable folder is never taken for a missing one: a `~/.claude` left owned by root
+/// after an agent ran with sudo hides every transcript in it, and "not present" would say all
+/// is well.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirAccess {
+    /// A folder this user can list.
+    Dir,
+    /// A file (a source that names one file: Aider's history named directly).
+    File,
+    /// Nothing there: the OS said no such file (or a file where a folder on the way should be).
+    Absent,
+    /// The OS refused to say or to list.
+    Unreadable(Unreadable),
+}
+
+/// A place the OS refused to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The folder that refused: the dir itself when it cannot be listed, else the nearest
+    /// folder on its path that cannot be searched (a `~/.claude` of mode 000 blocks
+    /// `~/.claude/projects`).
+    pub blocked: PathBuf,
+    /// Permission denied, which giving the folder back to the user fixes; else another
+    /// error, said as the OS said it.
+    pub denied: bool,
+    /// The OS's words.
+    pub error: String,
+}
+
+impl Unreadable {
+    fn of(blocked: &Path, e: &std::io::Error) -> Unreadable {
+        Unreadable {
+            blocked: blocked.to_owned(),
+            denied: e.kind() == std::io::ErrorKind::PermissionDenied,
+            error: e.to_string(),
+        }
+    }
+
+    /// What is lost and the fix, for a sync's warning and doctor's check alike: `path` is the
+    /// folder whose `agent` transcripts cannot be read.
+    pub fn message(&self, agent: Agent, path: &Path) -> String {
+        let at = if self.blocked == path {
+            String::new()
+        } else {
+            format!(" (blocked at {})", self.blocked.display())
+        };
+        if self.denied {
+            format!(
+                "cannot read {}{at}: permission denied, so the {agent} transcripts there are not captured; if an agent run with sudo left it owned by root, give it back to your user: `sudo chown -R $USER {}`",
+                path.display(),
+                shell_quoted(&self.blocked)
+            )
+        } else {
+            format!(
+                "cannot read {}{at}: {}, so the {agent} transcripts there are not captured; mend the folder, or name another in config.toml's [sources.{agent}] dirs",
+                path.display(),
+                self.error
+            )
+        }
+    }
+}
+
+/// `path` quoted for a POSIX shell, for a command a fix suggests.
+fn shell_quoted(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+}
+
+/// What `path` is to this user ([`DirAccess`]), asking the file system.
+pub fn access(path: &Path) -> DirAccess {
+    access_with(path, &|p| std::fs::metadata(p).map(|m| m.is_dir()), &|p| {
+        std::fs::read_dir(p).map(drop)
+    })
+}
+
+/// [`access`] over the two questions put to the file system, so that a test can give the
+/// answers root never gets (root reads a folder of mode 000): `is_dir` follows links as
+/// `metadata` does, `list` opens a folder for listing.
+pub fn access_with(
+    path: &Path,
+    is_dir: &dyn Fn(&Path) -> std::io::Result<bool>,
+    list: &dyn Fn(&Path) -> std::io::Result<()>,
+) -> DirAccess {
+    use std::io::ErrorKind;
+    match is_dir(path) {
+        Ok(true) => match list(path) {
+            Ok(()) => DirAccess::Dir,
+            Err(e) => DirAccess::Unreadable(Unreadable::of(path, &e)),
+        },
+        Ok(false) => DirAccess::File,
+        // A file where a folder on the way should be: nothing can be below it.
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            DirAccess::Absent
+        }
+        Err(e) => {
+            // Permission denied on the path means a folder on the way cannot be searched: the
+            // nearest one that can itself be looked at. Any other error is the first place on
+            // the way that cannot be looked at.
+            let mut blocked = path;
+            for ancestor in path.ancestors().skip(1) {
+                if ancestor.as_os_str().is_empty() || is_dir(ancestor).is_ok() {
+                    if e.kind() == ErrorKind::PermissionDenied && !ancestor.as_os_str().is_empty() {
+                        blocked = ancestor;
+                    }
+                    break;
+                }
+                blocked = ancestor;
+            }
+            DirAccess::Unreadable(Unreadable::of(blocked, &e))
+        }
+    }
+}
+
 /// Every transcript file under `dir`.
 pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> {
     let mut out = Vec::new();
-    if !dir.path.exists() {
-        // An agent's default folder is missing where the agent is not used, and one under a
-        // variable's home (`$CODEX_HOME/archived_sessions`) until the agent writes it; one a
-        // person named in config.toml is a mistake to say at every sync, not only in `doctor`.
-        if dir.origin == DirOrigin::Config {
-            warnings.push(WalkWarning {
-                path: dir.path.clone(),
-                message: format!(
-                    "this {} source dir, named in config.toml's [sources.{}] dirs, does not exist: fix the path or remove it",
-                    dir.agent, dir.agent
-                ),
-            });
+    match access(&dir.path) {
+        DirAccess::Dir | DirAccess::File => {}
+        DirAccess::Absent => {
+            // An agent's default folder is missing where the agent is not used, and one under a
+            // variable's home (`$CODEX_HOME/archived_sessions`) until the agent writes it; one a
+            // person named in config.toml is a mistake to say at every sync, not only in `doctor`.
+            if dir.origin == DirOrigin::Config {
+                warnings.push(WalkWarning {
+                    path: dir.path.clone(),
+                    message: format!(
+                        "this {} source dir, named in config.toml's [sources.{}] dirs, does not exist: fix the path or remove it",
+                        dir.agent, dir.agent
+                    ),
+                });
+            }
+            return out;
         }
-        return out;
+        // Said at every sync, whatever named the folder: its transcripts are lost in silence
+        // otherwise.
+        DirAccess::Unreadable(why) => {
+            warnings.push(WalkWarning {
+                path: why.blocked.clone(),
+                message: why.message(dir.agent, &dir.path),
+            });
+            return out;
+        }
     }
     // What the walk's own symlinks may point into: the source dir, resolved once.
     let root = std::fs::canonicalize(&dir.path).ok();
@@ -270,17 +396,16 @@ pub fn walk(dir: &SourceDir, warnings: &mut Vec<WalkWarning>) -> Vec<FoundFile> 
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                warnings.push(WalkWarning {
-                    path: e
-                        .path()
-                        .map(Path::to_path_buf)
-                        .unwrap_or_else(|| dir.path.clone()),
-                    message: format!(
-                        "cannot read: {}",
-                        e.io_error()
-                            .map_or_else(|| e.to_string(), ToString::to_string)
-                    ),
-                });
+                let path = e
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| dir.path.clone());
+                // A folder inside the source dir that cannot be listed: named, with the fix.
+                let message = match e.io_error() {
+                    Some(io) => Unreadable::of(&path, io).message(dir.agent, &path),
+                    None => format!("cannot read: {e}"),
+                };
+                warnings.push(WalkWarning { path, message });
                 continue;
             }
         };
@@ -667,8 +792,19 @@ pub fn in_repositories(
         let Some(path) = in_repository(agent, root) else {
             break;
         };
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            // A repository without the file (or gone) holds none of this agent's; one the
+            // OS will not show is said, as a source dir is.
+            Err(_) => {
+                if let DirAccess::Unreadable(why) = access(&path) {
+                    warnings.push(WalkWarning {
+                        path: why.blocked.clone(),
+                        message: why.message(agent, &path),
+                    });
+                }
+                continue;
+            }
         };
         if meta.file_type().is_symlink() {
             if !path.is_file() {
@@ -811,6 +947,86 @@ mod tests {
         assert_eq!(
             places(qwen::locations(with(&[]), home)),
             ["/home/ann/.qwen/projects Default"]
+        );
+    }
+
+    /// What the OS says of a source dir decides what is said of it: "no such file" is an agent
+    /// not used here; permission denied, on the dir or on a folder on its way, is a folder whose
+    /// transcripts cannot be read, named where it is blocked, with the fix. The answers are
+    /// given here (as root, a folder of mode 000 reads as any other); `an_unreadable_*` in
+    /// tests/cli runs the same as a user the OS refuses.
+    #[test]
+    fn a_folder_the_os_will_not_show_is_not_taken_for_a_missing_one() {
+        use std::io::{Error, ErrorKind};
+        let claude = Path::new("/home/ann/.claude");
+        let projects = claude.join("projects");
+        // `~/.claude` of mode 000: its children cannot be looked at, it can.
+        let locked_parent = |p: &Path| {
+            if p.starts_with(claude) && p != claude {
+                Err(Error::from(ErrorKind::PermissionDenied))
+            } else {
+                Ok(true)
+            }
+        };
+        let listed = |_: &Path| Ok(());
+        let DirAccess::Unreadable(why) = access_with(&projects, &locked_parent, &listed) else {
+            panic!("a folder behind a locked one read as readable or absent");
+        };
+        assert_eq!(why.blocked, claude);
+        assert!(why.denied);
+        let said = why.message(Agent::Claude, &projects);
+        assert!(
+            said.contains("cannot read /home/ann/.claude/projects")
+                && said.contains("blocked at /home/ann/.claude")
+                && said.contains("not captured")
+                && said.contains("sudo chown -R $USER '/home/ann/.claude'"),
+            "{said}"
+        );
+
+        // The dir itself cannot be listed (`~/.codex/sessions` of mode 000).
+        let sessions = Path::new("/home/ann/.codex/sessions");
+        let refused = |_: &Path| Err(Error::from(ErrorKind::PermissionDenied));
+        let DirAccess::Unreadable(why) = access_with(sessions, &|_| Ok(true), &refused) else {
+            panic!("a folder that cannot be listed read as readable or absent");
+        };
+        assert_eq!(why.blocked, sessions);
+        let said = why.message(Agent::Codex, sessions);
+        assert!(!said.contains("blocked at"), "{said}");
+        assert!(
+            said.contains("sudo chown -R $USER '/home/ann/.codex/sessions'"),
+            "{said}"
+        );
+
+        // Another error names the first place that cannot be looked at, without the
+        // permission fix.
+        let looped = |p: &Path| {
+            if p.starts_with(claude) {
+                Err(Error::other("too many levels of symbolic links"))
+            } else {
+                Ok(true)
+            }
+        };
+        let DirAccess::Unreadable(why) = access_with(&projects, &looped, &listed) else {
+            panic!("an error read as readable or absent");
+        };
+        assert_eq!((why.blocked.as_path(), why.denied), (claude, false));
+        assert!(!why.message(Agent::Claude, &projects).contains("chown"));
+
+        // Missing, or below a file: absent. There and listable: a folder; a file: a file.
+        let missing = |_: &Path| Err(Error::from(ErrorKind::NotFound));
+        assert_eq!(access_with(&projects, &missing, &listed), DirAccess::Absent);
+        let below_file = |_: &Path| Err(Error::from(ErrorKind::NotADirectory));
+        assert_eq!(
+            access_with(&projects, &below_file, &listed),
+            DirAccess::Absent
+        );
+        assert_eq!(
+            access_with(&projects, &|_| Ok(true), &listed),
+            DirAccess::Dir
+        );
+        assert_eq!(
+            access_with(&projects, &|_| Ok(false), &listed),
+            DirAccess::File
         );
     }
 

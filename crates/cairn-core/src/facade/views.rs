@@ -14,8 +14,11 @@ use crate::{git, views};
 impl Cairn {
     /// Top-level sessions, newest first.
     pub fn sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>> {
+        let (since, until) = time_window(&query.since, &query.until)?;
         let query = SessionQuery {
             branch: query.branch.as_deref().map(branch_filter),
+            since,
+            until,
             ..query.clone()
         };
         let store = self.store();
@@ -71,6 +74,14 @@ impl Cairn {
             let files = crate::archive::store::main_source_paths(store.conn(), &detail.session_key)
                 .map_err(|e| store.err(e))?;
             command.problem = views::resume::transcript_gone(&detail, &files);
+        } else if detail.agent == crate::archive::Agent::Atif {
+            let store = self.store();
+            let row = self.session_row(&store, &detail.session_key)?;
+            if let Some(by) = crate::archive::store::published_by_of(store.conn(), row)
+                .map_err(|e| store.err(e))?
+            {
+                command.problem = Some(views::resume::pulled(&by));
+            }
         }
         Ok(command)
     }
@@ -422,6 +433,22 @@ impl Cairn {
 /// `since` after the `until` is refused, since nothing could match. Its branch as sessions
 /// record it ([`branch_filter`]).
 fn read_filters(query: &SearchQuery) -> Result<SearchQuery> {
+    let (since, until) = time_window(&query.since, &query.until)?;
+    Ok(SearchQuery {
+        since,
+        until,
+        branch: query.branch.as_deref().map(branch_filter),
+        ..query.clone()
+    })
+}
+
+/// A `since`/`until` pair as stored times compare with it (a search's, a session list's): each
+/// read by [`crate::text::time_bound`], a day's `until` made the next day's start (compared
+/// with `<`); an empty window refused.
+fn time_window(
+    since: &Option<String>,
+    until: &Option<String>,
+) -> Result<(Option<String>, Option<String>)> {
     let bound = |name: &str, value: &Option<String>| match value.as_deref().map(str::trim) {
         None | Some("") => Ok(None),
         Some(v) => crate::text::time_bound(v).map(Some).ok_or_else(|| {
@@ -431,24 +458,20 @@ fn read_filters(query: &SearchQuery) -> Result<SearchQuery> {
             ))
         }),
     };
-    let since = bound("since", &query.since)?;
+    let typed = (since, until);
+    let since = bound("since", typed.0)?;
     // Compared with `<`: a day's bound is the next day.
-    let until = bound("until", &query.until)?.map(|u| crate::text::day_after(&u).unwrap_or(u));
+    let until = bound("until", typed.1)?.map(|u| crate::text::day_after(&u).unwrap_or(u));
     if let (Some(s), Some(u)) = (&since, &until)
         && s >= u
     {
         return Err(Error::Invalid(format!(
             "since {} is not before until {}: nothing could match; swap them",
-            crate::text::one_line(query.since.as_deref().unwrap_or_default(), 40),
-            crate::text::one_line(query.until.as_deref().unwrap_or_default(), 40)
+            crate::text::one_line(typed.0.as_deref().unwrap_or_default(), 40),
+            crate::text::one_line(typed.1.as_deref().unwrap_or_default(), 40)
         )));
     }
-    Ok(SearchQuery {
-        since,
-        until,
-        branch: query.branch.as_deref().map(branch_filter),
-        ..query.clone()
-    })
+    Ok((since, until))
 }
 
 /// A branch filter as sessions record it: its name, however it was written (`main`,

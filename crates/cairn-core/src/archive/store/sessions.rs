@@ -301,6 +301,14 @@ pub struct SessionQuery {
     pub agent: Option<Agent>,
     pub branch: Option<String>,
     pub limit: Option<u32>,
+    /// Only sessions active at or after this time (a day `YYYY-MM-DD` or an RFC 3339 time, as
+    /// [`crate::text::time_bound`] reads one). `cairn sessions --since`'s; the window does not
+    /// send it (left out of its bindings).
+    #[serde(skip)]
+    pub since: Option<String>,
+    /// Only sessions begun before this time (exclusive, as the facade makes a day's end).
+    #[serde(skip)]
+    pub until: Option<String>,
 }
 
 /// One captured session, as listed.
@@ -358,6 +366,15 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
     if let Some(branch) = &q.branch {
         sql.push_str(" AND s.git_branch = ?");
         args.push(SqlValue::Text(branch.clone()));
+    }
+    // Active within the window, as an insights slice picks its sessions.
+    if let Some(since) = &q.since {
+        sql.push_str(" AND COALESCE(s.updated_at, s.started_at) >= ?");
+        args.push(SqlValue::Text(since.clone()));
+    }
+    if let Some(until) = &q.until {
+        sql.push_str(" AND COALESCE(s.started_at, s.updated_at) < ?");
+        args.push(SqlValue::Text(until.clone()));
     }
     sql.push_str(" ORDER BY s.updated_at IS NULL, s.updated_at DESC, s.id DESC");
     if let Some(limit) = q.limit {
@@ -594,23 +611,26 @@ pub fn known_agent_sql(expr: &str) -> String {
 /// on its own, not lost under a parent nobody can open, until its parent is read.
 pub const ORPHANED_SQL: &str = "NOT EXISTS (SELECT 1 FROM sessions p WHERE p.session_key = s.parent_key AND p.record_count > 0)";
 
-/// How many of the sessions with these keys are listed on their own ([`top_level_sql`]); the
-/// others are sub-agents and compactions, counted on their parent.
-pub fn count_listed<'k>(
+/// Of the sessions with these row ids that are still there, how many are listed on their own
+/// ([`top_level_sql`]) and how many are not (sub-agents and compactions, counted on their
+/// parent). A row gone (a placeholder folded into the session its file later named) is neither.
+pub fn count_listed(
     conn: &Connection,
-    keys: impl IntoIterator<Item = &'k str>,
-) -> rusqlite::Result<u32> {
+    rows: impl IntoIterator<Item = i64>,
+) -> rusqlite::Result<(u32, u32)> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT EXISTS (SELECT 1 FROM sessions s WHERE s.session_key = ?1 AND {})",
+        "SELECT {} FROM sessions s WHERE s.id = ?1",
         top_level_sql()
     ))?;
-    let mut n = 0;
-    for key in keys {
-        if stmt.query_row([key], |r| r.get::<_, bool>(0))? {
-            n += 1;
+    let (mut listed, mut others) = (0, 0);
+    for row in rows {
+        match stmt.query_row([row], |r| r.get::<_, bool>(0)).optional()? {
+            Some(true) => listed += 1,
+            Some(false) => others += 1,
+            None => {}
         }
     }
-    Ok(n)
+    Ok((listed, others))
 }
 
 /// A session (alias `s`) listed on its own: neither a sub-agent nor a compaction of a session

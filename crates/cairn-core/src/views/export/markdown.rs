@@ -103,7 +103,29 @@ enum Open {
 /// whose address `allowed` refuses keeps its text without the address (as does a reference
 /// definition's). Code spans and fenced or indented blocks are left alone (they show `<` as it
 /// is). Parsed with pulldown-cmark (CommonMark, as GitHub reads it); edits apply to the source.
+///
+/// What one pass makes literal can hold Markdown that reads as Markdown once it is text: a
+/// line opening with `<script>` is an HTML block whole, links and all, so
+/// `<script>…</script> [x](javascript:…)` kept a live link once its `<` was escaped. The text
+/// is read again until a reading changes nothing (each edit takes away a tag or an address, so
+/// that comes soon); text still changing after [`PASSES`] readings is made literal whole.
 pub(crate) fn neutralise(text: &str, allowed: &dyn Fn(&str) -> bool) -> String {
+    let mut now = neutralise_once(text, allowed);
+    for _ in 1..PASSES {
+        let next = neutralise_once(&now, allowed);
+        if next == now {
+            return now;
+        }
+        now = next;
+    }
+    literal(text)
+}
+
+/// How many readings [`neutralise`] gives a text before making it literal whole.
+const PASSES: usize = 8;
+
+/// One reading of [`neutralise`]: what it makes inert in `text` as `text` parses.
+fn neutralise_once(text: &str, allowed: &dyn Fn(&str) -> bool) -> String {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
@@ -358,6 +380,29 @@ mod tests {
             }
         }
         assert_eq!(outside, vec!["Turn 1".to_owned()]);
+    }
+
+    /// A link inside an HTML block (a line that opens with `<script>`) is a link once the
+    /// block is made text: it loses its address as any other. Read back, the export holds no
+    /// link but the allowed ones.
+    #[test]
+    fn a_link_inside_an_html_block_loses_its_address_too() {
+        use pulldown_cmark::{Event, Parser, Tag};
+        let hostile = "<script>alert(1)</script> <img src=x onerror=alert(2)> [link](javascript:alert(3)) clear\n\n\
+                       <div>[d](data:text/html,x) [ok](https://example.org)</div>";
+        let out = inert(hostile);
+        assert!(
+            !out.contains("](javascript:") && !out.contains("](data:"),
+            "{out}"
+        );
+        let links: Vec<String> = Parser::new(&quoted(&out))
+            .filter_map(|e| match e {
+                Event::Start(Tag::Link { dest_url, .. }) => Some(dest_url.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(links, ["https://example.org"], "{out}");
+        assert_eq!(inert(&out), out, "a second reading changes nothing");
     }
 
     #[test]

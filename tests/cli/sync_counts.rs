@@ -1,0 +1,55 @@
+//! What a sync's report counts: sessions, not the keys a session had on the way.
+
+use crate::support::Env;
+
+/// A Claude transcript line of session `id`.
+fn line(id: &str, uuid: &str, text: &str) -> String {
+    serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/tmp/x",
+        "sessionId": id, "version": "2.1.38", "gitBranch": "main", "type": "user",
+        "uuid": uuid, "timestamp": "2026-11-20T10:00:00.000Z",
+        "message": {"role": "user", "content": text}
+    })
+    .to_string()
+}
+
+/// A first line skipped (malformed here; one over the 64 MiB line limit does the same) that
+/// fills a whole commit leaves the session keyed by its file until the next commit reads its
+/// `sessionId` and re-keys it: still one new session, not a sub-agent and an updated one. A
+/// second file of the same session, whose placeholder is folded into it, adds none.
+#[test]
+fn a_session_named_after_its_first_commit_counts_once() {
+    let env = Env::new();
+    let project = env.claude().join("-p");
+    std::fs::create_dir_all(&project).unwrap();
+    // More than a commit's 4 MiB of input before the first line that names the session.
+    let skipped = format!("{{\"broken {}", "x".repeat(5 << 20));
+    std::fs::write(
+        project.join("s.jsonl"),
+        format!(
+            "{skipped}\n{}\n",
+            line("big-1", "u2", "after the first line")
+        ),
+    )
+    .unwrap();
+    let report = env.json(&["sync"]);
+    let counts = |r: &serde_json::Value| {
+        (
+            r["sessions_added"].clone(),
+            r["subagents_added"].clone(),
+            r["sessions_updated"].clone(),
+        )
+    };
+    assert_eq!(counts(&report), (1.into(), 0.into(), 0.into()), "{report}");
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 1);
+
+    // The same session's second file, named late too: its placeholder goes into the session.
+    std::fs::write(
+        project.join("t.jsonl"),
+        format!("{skipped}\n{}\n", line("big-1", "u3", "a second file")),
+    )
+    .unwrap();
+    let report = env.json(&["sync"]);
+    assert_eq!(counts(&report), (0.into(), 0.into(), 1.into()), "{report}");
+    assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 1);
+}
