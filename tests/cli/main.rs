@@ -22,6 +22,7 @@ mod memory;
 mod memory_same_name;
 mod private;
 mod publish_full;
+mod rebuild;
 mod reading;
 mod recall;
 mod reindex;

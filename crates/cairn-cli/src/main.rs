@@ -396,7 +396,8 @@ enum Command {
     /// whose cited records changed go back to unverified; links are rebuilt. A secret this
     /// build's redaction rules find that an older one let through is taken out of the copies,
     /// and out of what Recall, reports and pulled trajectories stored (all of them, whichever
-    /// sessions are named).
+    /// sessions are named). With --from-copies, a damaged or lost cairn.db is rebuilt from the
+    /// retained copies alone, the old one moved aside.
     Reindex(reindex::ReindexArgs),
     /// Say a session belongs to a branch, PR or change: a link with evidence "person" (who,
     /// when, why) that ranks first and survives every sync and relink.
@@ -978,6 +979,10 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
         Command::Forget(args) => {
             let cairn = open_archive(g)?;
             forget::run(args, &cairn, g.json, out)?;
+        }
+        // A rebuild opens no archive: the database it replaces may not open.
+        Command::Reindex(args) if args.from_copies => {
+            reindex::rebuild(args, &data_dir(g)?, g.json, out)?;
         }
         Command::Reindex(args) => {
             let cairn = open_archive(g)?;

@@ -1,10 +1,12 @@
-//! `cairn reindex`: sessions read again from their retained copies by this build's parsers.
+//! `cairn reindex`: sessions read again from their retained copies by this build's parsers;
+//! with `--from-copies`, the archive database rebuilt from the copies alone.
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::Result;
 use cairn_core::text::plural;
-use cairn_core::{Cairn, ReindexReport, ReindexRequest};
+use cairn_core::{Cairn, RebuildReport, ReindexReport, ReindexRequest};
 
 use crate::AgentArg;
 use crate::render::{self, clean};
@@ -24,6 +26,13 @@ pub struct ReindexArgs {
     /// Read and compare, change nothing: what a reindex would change.
     #[arg(long)]
     dry_run: bool,
+    /// Build a new archive database from the retained copies alone, for a cairn.db that is
+    /// damaged or lost (stop the app and running syncs first). The old database is moved
+    /// aside, never deleted; forget tombstones and a person's links are carried over from it
+    /// where it still reads. Every session whose copy is kept comes back, those whose
+    /// transcript is gone too.
+    #[arg(long, conflicts_with_all = ["session", "agent", "outdated", "dry_run"])]
+    pub from_copies: bool,
     /// Show a progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
@@ -53,6 +62,100 @@ pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -
         }
     } else {
         describe(out, &report)?;
+    }
+    Ok(())
+}
+
+/// `cairn reindex --from-copies`: the archive in `data_dir` rebuilt from its retained copies,
+/// without opening its database (it may not open).
+pub fn rebuild(args: ReindexArgs, data_dir: &Path, json: bool, out: &mut impl Write) -> Result<()> {
+    let bar = render::Bar::new(render::shows_progress(args.progress, json));
+    let report = Cairn::rebuild_from_copies(data_dir, &bar)?;
+    bar.done();
+    if json {
+        render::json(out, &report)?;
+    } else {
+        describe_rebuild(out, &report)?;
+    }
+    Ok(())
+}
+
+/// The copies a rebuild passed over listed at most (`--json` has every one).
+const SKIPPED_SHOWN: usize = 20;
+
+fn describe_rebuild(out: &mut impl Write, r: &RebuildReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "Rebuilt {} from the retained copies: {} ({}), {}, {}.",
+        clean(&r.database),
+        plural(r.sessions, "session"),
+        plural(r.sources, "source"),
+        plural(r.records, "record"),
+        plural(r.turns, "turn"),
+    )?;
+    match r.moved_aside.split_first() {
+        None => writeln!(out, "There was no old database to move aside.")?,
+        Some((db, sides)) => {
+            let sides: Vec<String> = sides.iter().map(|s| clean(s)).collect();
+            writeln!(
+                out,
+                "The old database was moved aside, not deleted: {}{}",
+                clean(db),
+                if sides.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (with {})", sides.join(", "))
+                }
+            )?;
+        }
+    }
+    for c in &r.carried {
+        let error = c
+            .error
+            .as_deref()
+            .map(|e| {
+                format!(
+                    "; the rest is not readable in the old database: {}",
+                    clean(e)
+                )
+            })
+            .unwrap_or_default();
+        writeln!(out, "Carried over: {} ({}){error}", clean(&c.what), c.rows)?;
+    }
+    for what in &r.not_carried {
+        writeln!(out, "Not carried over: {}", clean(what))?;
+    }
+    if r.forgotten > 0 {
+        writeln!(
+            out,
+            "Forgotten: {} of forgotten sessions not rebuilt (the next sync deletes their copies).",
+            plural(r.forgotten, "source")
+        )?;
+    }
+    if r.copy_lines_to_redact > 0 {
+        writeln!(
+            out,
+            "Secrets: {} of the retained copies {} what today's redaction rules remove: stored \
+             redacted; `cairn reindex --outdated` writes the copies again without them.",
+            plural(r.copy_lines_to_redact, "line"),
+            held(false, r.copy_lines_to_redact)
+        )?;
+    }
+    for (title, list) in [("Rebuilt in part", &r.torn), ("Not rebuilt", &r.skipped)] {
+        if list.is_empty() {
+            continue;
+        }
+        writeln!(out, "{title} ({}):", list.len())?;
+        for s in list.iter().take(SKIPPED_SHOWN) {
+            writeln!(out, "  {}: {}", clean(&s.copy), clean(&s.reason))?;
+        }
+        if list.len() > SKIPPED_SHOWN {
+            writeln!(
+                out,
+                "  and {} more (--json lists each)",
+                list.len() - SKIPPED_SHOWN
+            )?;
+        }
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ pub mod forget;
 pub mod json_text;
 pub mod jsonl;
 pub mod project;
+pub mod rebuild;
 pub mod recognise;
 pub mod redact;
 pub(crate) mod rekey;

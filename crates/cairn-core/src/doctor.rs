@@ -411,7 +411,7 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
         "archive",
         Status::Fail,
         format!(
-            "{} is damaged (quick_check: {}). Stop Cairn (the app and running syncs) and copy the data dir aside first (`cp -a {} {}`), then either recover what SQLite still can read (`sqlite3 {} .recover | sqlite3 recovered.db`, then put recovered.db in place of cairn.db and delete cairn.db-wal and cairn.db-shm) or move cairn.db, cairn.db-wal and cairn.db-shm aside and run `cairn sync` to index the transcripts still on disk again (Recall reviews live only in the database)",
+            "{} is damaged (quick_check: {}). Stop Cairn (the app and running syncs) and run `cairn reindex --from-copies`: it rebuilds the archive from the retained copies, those of transcripts the agents deleted too, and moves the damaged file aside (never deletes it), carrying over forget tombstones and your links where it still reads; then `cairn sync` reads what the transcripts gained since. Recall entries live only in the database: to save them too, copy the data dir aside first (`cp -a {} {}`) and recover what SQLite still can read (`sqlite3 {} .recover | sqlite3 recovered.db`, then put recovered.db in place of cairn.db and delete cairn.db-wal and cairn.db-shm)",
             db.display(),
             crate::text::excerpt(problems, 400),
             quoted(dir),

@@ -215,7 +215,7 @@ impl Error {
                     if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) =>
                 {
                     Some(format!(
-                        "{} is no SQLite database: move it (with its -wal and -shm files) aside and run `cairn sync` to index the transcripts still on disk again (Recall reviews lived only in it)",
+                        "{} is no SQLite database: run `cairn reindex --from-copies` to rebuild the archive from the retained copies (it moves the file and its -wal and -shm aside), then `cairn sync` for what the transcripts gained since (Recall reviews lived only in it)",
                         path.display()
                     ))
                 }

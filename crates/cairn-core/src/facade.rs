@@ -13,6 +13,7 @@ mod insights;
 pub(crate) mod mcp;
 pub(crate) mod memory;
 mod open;
+pub(crate) mod rebuild;
 mod recall;
 pub(crate) mod reindex;
 mod semantic;

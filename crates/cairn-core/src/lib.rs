@@ -38,6 +38,7 @@ pub use facade::forget::{
 pub use facade::import::Imported;
 pub use facade::mcp::AgentWriter;
 pub use facade::memory::SessionStartBrief;
+pub use facade::rebuild::{RebuildCarried, RebuildReport, RebuildSkip};
 pub use facade::reindex::{ReindexChange, ReindexReport, ReindexRequest, ReindexSkip};
 
 use std::path::PathBuf;

@@ -102,7 +102,19 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0046_side_file_facts.sql"),
         then: Some(redact_session_facts),
     },
+    Migration {
+        sql: include_str!("archive/migrations/0047_source_manifests.sql"),
+        then: Some(describe_sources),
+    },
 ];
+
+/// Migration 0047's Rust half: each source an older build retained is described beside its
+/// copies, so the archive can be rebuilt from them alone.
+fn describe_sources(tx: &rusqlite::Transaction<'_>, data_dir: &Path) -> Result<()> {
+    crate::archive::rebuild::describe_every_source(tx, data_dir)
+        .map(drop)
+        .map_err(crate::store::err_in(tx))
+}
 
 /// Migration 0014's Rust half: the archive re-keys its records, sources and turns, and each room
 /// above that stores record keys re-keys its own (Recall's evidence ranges).

@@ -63,6 +63,12 @@ impl Store {
     /// A new database file is created 0600 before SQLite opens it: SQLite creates the `-wal` and
     /// `-shm` files with the database file's mode, so they are private too, whatever the umask.
     pub(crate) fn open_with(path: &Path, schema: &Schema) -> Result<Store> {
+        // A rebuild stopped while it put a new database in place finishes first.
+        if path.file_name().is_some_and(|n| n == DB_FILE)
+            && let Some(dir) = path.parent()
+        {
+            finish_swap(dir).map_err(|e| Error::write_in(dir, &dir.join(SWAP_MARK), e))?;
+        }
         // Only a missing file is created here, never an existing one opened: POSIX record locks
         // belong to the process, and closing any descriptor of the file drops all of them, so
         // the process's other connections would lose theirs. Another process closing next would
@@ -257,6 +263,44 @@ impl Store {
             tx.commit().map_err(|e| db_err(&path, e))?;
         }
         Ok(())
+    }
+}
+
+/// Beside `cairn.db` while a rebuilt database takes its place (`cairn reindex --from-copies`):
+/// from then on the old database, its `-wal` and `-shm` have their names aside too.
+pub(crate) const SWAP_MARK: &str = "cairn.db.swap";
+/// The rebuilt database, whole, waiting to take `cairn.db`'s place.
+pub(crate) const REBUILT: &str = "cairn.db.rebuilt";
+
+/// Put a whole rebuilt database ([`REBUILT`]) in `cairn.db`'s place in `dir`, the old one's
+/// names already given aside ([`SWAP_MARK`] says so). Two names cannot change at once: the
+/// old `-wal` must go before the new database takes the name (SQLite would read it into the new
+/// one), and a stop between the two leaves the mark, so whoever opens the archive next finishes
+/// the swap here. Without the mark, nothing is done.
+pub(crate) fn finish_swap(dir: &Path) -> std::io::Result<()> {
+    let mark = dir.join(SWAP_MARK);
+    if !mark.exists() {
+        return Ok(());
+    }
+    let rebuilt = dir.join(REBUILT);
+    if rebuilt.exists() {
+        for side in ["-wal", "-shm"] {
+            match std::fs::remove_file(dir.join(format!("{DB_FILE}{side}"))) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        std::fs::rename(&rebuilt, dir.join(DB_FILE))?;
+        sync_dir(dir);
+    }
+    std::fs::remove_file(&mark)
+}
+
+/// Make the renames in `dir` survive a power cut, where the file system can (some network
+/// file systems cannot sync a directory, and have done what they can).
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 

@@ -44,6 +44,7 @@ mod floors;
 mod forget;
 mod insights;
 mod private;
+mod rebuild;
 mod recall;
 mod recall_questions;
 mod recall_semantic;

@@ -15,7 +15,7 @@ use crate::support;
 /// Line transcripts of every agent that writes them (documents, databases and trees are
 /// `UNIT_SOURCES` below): the fixture folder, and where it goes in the folder discovery walks
 /// (kiro-cli's logs are known by their place).
-const LINE_AGENTS: &[(Agent, &str, &str)] = &[
+pub(crate) const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Claude, "claude", ""),
     (Agent::Codex, "codex", ""),
     (Agent::Copilot, "copilot", ""),
@@ -38,7 +38,7 @@ const LINE_AGENTS: &[(Agent, &str, &str)] = &[
     (Agent::Kiro, "kiro/sessions/cli", "me#2/.kiro/sessions/cli"),
 ];
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     for file in support::files_under(from) {
         let rel = file.strip_prefix(from).unwrap();
         support::copy_into(&file, to, rel.to_str().unwrap());
@@ -111,8 +111,8 @@ fn age(data: &Path) -> usize {
 /// Sources read by units: documents (Gemini's JSON, Cline-family task logs, Cline SDK
 /// sessions), databases (Crush's real one, Cursor's IDE store, kiro-cli's, Visual Studio's trace
 /// files loaded whole), OpenCode's storage tree. Each lays its files out under a folder and says what discovery finds there.
-type Layout = fn(&Path) -> Vec<FoundFile>;
-const UNIT_SOURCES: &[(&str, Layout)] = &[
+pub(crate) type Layout = fn(&Path) -> Vec<FoundFile>;
+pub(crate) const UNIT_SOURCES: &[(&str, Layout)] = &[
     ("gemini", |root| {
         copy_tree(&support::fixtures().join("gemini"), root);
         support::found(Agent::Gemini, root)
@@ -991,7 +991,15 @@ fn age_rules(data: &Path, log: &Path) -> Vec<String> {
         }
         plain.push(b'\n');
     }
-    let bytes = Retained::encode(&plain, &keys).unwrap();
+    // The manifest frame the copy opens with stays: older rules, not an older format.
+    let held = std::fs::read(&copy).unwrap();
+    let manifest = match held.get(..8) {
+        Some(head) if head[..4] == 0x184D_2A5Du32.to_le_bytes() => {
+            &held[..8 + u32::from_le_bytes(head[4..8].try_into().unwrap()) as usize]
+        }
+        _ => &[][..],
+    };
+    let bytes = [manifest, &Retained::encode(&plain, &keys).unwrap()].concat();
     std::fs::write(&copy, &bytes).unwrap();
     db.execute("UPDATE sources SET retained_len = ?1", [bytes.len() as i64])
         .unwrap();

@@ -16,11 +16,23 @@
 //!
 //! Crash safety: the store records the copy's length after each committed batch. Bytes past that
 //! length are a batch whose transaction never committed; they are cut off before the next append.
+//!
+//! A source's copy opens with a skippable frame describing it ([`Manifest`]): the agent, the
+//! path as the archive keeps it, the role, the read kind and the session, what the copies do
+//! not hold and a rebuild of the archive from them alone needs (`archive::rebuild`). In the
+//! copy rather than a file beside it: it is written in the same append as the copy's first
+//! frame and cut with it when that batch rolls back, a forget that deletes the copies deletes
+//! it, a person who saves the copies saves it, and every tool that lists or reads
+//! `retained/` sees copies only, as before. `zstdcat` passes over it; a rewrite of the copy
+//! carries it over ([`Retained::write_scrubbed`]; migration 14's re-key keeps every frame it
+//! does not change). An archive from before it has one appended to each copy (migration 47).
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::archive::Agent;
 use crate::error::{Error, Result};
@@ -112,12 +124,15 @@ impl Retained {
                 expected: expected_len,
             });
         }
+        // Nothing to write (a reindex's or a rebuild's batch, which stores records again from
+        // the copy): the copy is left as it is, bytes past its committed length too. They are
+        // cut by the next append that writes, and no read goes past the committed length.
+        if encoded.is_empty() {
+            return Ok(Appended::Ok(expected_len));
+        }
         if found > expected_len {
             file.set_len(expected_len)
                 .map_err(|e| self.write_err(path, e))?;
-        }
-        if encoded.is_empty() {
-            return Ok(Appended::Ok(expected_len));
         }
         let written = file
             .seek(SeekFrom::Start(expected_len))
@@ -275,6 +290,11 @@ impl CopyLines {
                 self.pos += 8 + payload.map_or(0, <[u8]>::len);
                 continue;
             }
+            // The manifest, or a frame a later build writes: no lines in it.
+            if let Some(len) = skippable_len(rest) {
+                self.pos += len;
+                continue;
+            }
             let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
                 .map_err(|_| corrupt(&self.path, "damaged zstd frame"))?;
             let mut frame = Vec::new();
@@ -354,6 +374,15 @@ impl Retained {
         if let Some(dir) = tmp.parent() {
             crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
         }
+        // The copy's manifest goes with it (the rewrite holds its lines again, and no more).
+        let manifests: Vec<Vec<u8>> = fs::read(path)
+            .map(|raw| {
+                manifest_payloads(&raw)
+                    .into_iter()
+                    .map(|p| skippable(MANIFEST_FRAME_MAGIC, p))
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut file = crate::private::open_options()
             .create(true)
             .truncate(true)
@@ -361,6 +390,13 @@ impl Retained {
             .open(&tmp)
             .map_err(|e| self.write_err(&tmp, e))?;
         let mut len = 0u64;
+        for frame in &manifests {
+            if let Err(e) = file.write_all(frame) {
+                let _ = fs::remove_file(&tmp);
+                return Err(self.write_err(&tmp, e));
+            }
+            len += frame.len() as u64;
+        }
         let mut flush = |text: &mut Vec<u8>, keys: &mut Vec<(u64, String)>| -> Result<()> {
             let encoded = Retained::encode(text, keys).map_err(|e| self.write_err(&tmp, e))?;
             file.write_all(&encoded)
@@ -504,6 +540,431 @@ impl Retained {
         file.sync_all().map_err(write_err)?;
         Ok(Some(raw.len() as u64))
     }
+}
+
+/// Magic number of the skippable frame holding a copy's [`Manifest`].
+const MANIFEST_FRAME_MAGIC: u32 = 0x184D_2A5D;
+/// The format of the manifests this build writes.
+pub const MANIFEST_FORMAT: u32 = 1;
+/// The longest manifest read: a real one is a few hundred bytes.
+const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+/// The longest path or id a manifest may hold.
+const MAX_FIELD_BYTES: usize = 4096;
+
+/// What a source's retained copies are copies of: what the `sources` and `sessions` rows of an
+/// archive held of it when it was first retained, and what a rebuild from the copies alone
+/// needs that the copies do not hold. Nothing in it the database does not keep at rest: the
+/// path is `sources.path` (redacted where a part of it held a secret), the session's fields
+/// are its key, the agent's own ids and the facts its `sessions` row holds, redacted as the row
+/// holds them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_FORMAT`] of the build that wrote it.
+    pub format: u32,
+    /// The agent (its canonical name, the copies' folder).
+    pub agent: String,
+    pub source_key: String,
+    /// The source's path as the archive keeps it (`sources.path`).
+    pub path: String,
+    /// `main` or `subagent`.
+    pub role: String,
+    /// How it was read: `lines`, `document`, `tree` or `database`.
+    pub kind: String,
+    pub session: ManifestSession,
+    /// When its first batch was stored (RFC 3339): the session's `captured_at`.
+    pub first_read: String,
+    /// The session's row when the source was first stored: the order sessions are rebuilt in,
+    /// so those a list cannot tell apart otherwise (the same times) keep their order.
+    #[serde(default)]
+    pub session_row: Option<i64>,
+}
+
+/// The session a source was first stored under, with the facts of it a parser may have read
+/// beside the transcript rather than in it (kimi-cli's work dir in `kimi.json`, a title or
+/// model in a metadata file): a rebuild takes them where its copies give none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestSession {
+    pub key: String,
+    /// The agent's own session id (a sub-agent's: its parent's).
+    pub id: Option<String>,
+    pub parent_key: Option<String>,
+    pub relation: Option<String>,
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub git_branch: Option<String>,
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub tool_version: Option<String>,
+    /// RFC 3339, as the session row keeps it.
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    /// The token totals an agent reports for the whole session, as JSON text.
+    #[serde(default)]
+    pub cumulative_usage: Option<String>,
+}
+
+/// The read kinds a manifest names.
+pub const KINDS: [&str; 4] = ["lines", "document", "tree", "database"];
+
+impl Manifest {
+    /// Why a manifest read from outside is not one to rebuild from (`agent` and `key`: the
+    /// folder and the name it was found under), or `None`. Every field a rebuild stores or
+    /// prints is checked: a hostile manifest is named and passed over, never trusted.
+    pub fn problem(&self, agent: &str, key: &str) -> Option<String> {
+        if self.format == 0 || self.format > MANIFEST_FORMAT {
+            return Some(format!(
+                "written in format {} (this build reads 1 to {MANIFEST_FORMAT})",
+                self.format
+            ));
+        }
+        if Agent::parse(&self.agent).map(Agent::as_str) != Some(self.agent.as_str()) {
+            return Some(format!(
+                "names an agent this build does not know ({})",
+                self.agent
+            ));
+        }
+        if self.agent != agent {
+            return Some(format!(
+                "names agent {} but lies in {agent}'s folder",
+                self.agent
+            ));
+        }
+        if self.source_key != key {
+            return Some(format!("names source {} but is {key}'s", self.source_key));
+        }
+        if !matches!(self.role.as_str(), "main" | "subagent") {
+            return Some(format!("names role {} (main or subagent)", self.role));
+        }
+        if !KINDS.contains(&self.kind.as_str()) {
+            return Some(format!("names read kind {}", self.kind));
+        }
+        if !is_absolute(&self.path) {
+            return Some("holds a path that is not absolute".to_owned());
+        }
+        if crate::text::rfc3339(&self.first_read).is_none() {
+            return Some("holds a first-read time that is not RFC 3339".to_owned());
+        }
+        if !is_session_key(&self.session.key) {
+            return Some("holds a session key of the wrong form".to_owned());
+        }
+        if self
+            .session
+            .parent_key
+            .as_deref()
+            .is_some_and(|k| !is_session_key(k))
+        {
+            return Some("holds a parent key of the wrong form".to_owned());
+        }
+        if self
+            .session
+            .relation
+            .as_deref()
+            .is_some_and(|r| !matches!(r, "subagent" | "compaction" | "fork"))
+        {
+            return Some("names a relation this build does not know".to_owned());
+        }
+        let texts = [
+            Some(&self.path),
+            self.session.id.as_ref(),
+            self.session.agent_id.as_ref(),
+        ];
+        if texts.into_iter().flatten().any(|t| !is_plain(t)) {
+            return Some("holds control characters or is too long".to_owned());
+        }
+        None
+    }
+}
+
+/// A path as every platform writes an absolute one.
+fn is_absolute(path: &str) -> bool {
+    let b = path.as_bytes();
+    path.starts_with('/') || (b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
+}
+
+/// Text a terminal shows as it is: no control, bidi or invisible character, bounded.
+fn is_plain(text: &str) -> bool {
+    text.len() <= MAX_FIELD_BYTES
+        && !text.chars().any(char::is_control)
+        && crate::text::hidden(text).is_empty()
+}
+
+/// `sha256-` and 32 lower-case hex digits: the form of every key Cairn makes.
+fn is_session_key(key: &str) -> bool {
+    key.strip_prefix("sha256-").is_some_and(|h| {
+        h.len() == 32
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Every source whose copies a data dir holds, as found on disk, and what is there but belongs
+/// to none ([`Retained::inventory`]).
+#[derive(Debug, Default)]
+pub struct Inventory {
+    /// By agent folder and source key.
+    pub sources: Vec<Held>,
+    /// A folder or file that is no agent's copies, with why.
+    pub strays: Vec<(PathBuf, String)>,
+}
+
+/// One source's copies under `retained/`.
+#[derive(Debug)]
+pub struct Held {
+    /// The folder it is in (an agent's name).
+    pub agent: String,
+    pub source_key: String,
+    /// Each generation's copy.
+    pub copies: std::collections::BTreeMap<u32, PathBuf>,
+}
+
+/// A skippable frame: the magic, the length, the payload.
+fn skippable(magic: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + payload.len());
+    out.extend_from_slice(&magic.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The length of the skippable frame (of any magic zstd reserves for them) at the start of
+/// `rest`, when it is one and whole.
+fn skippable_len(rest: &[u8]) -> Option<usize> {
+    if rest.len() < 8 {
+        return None;
+    }
+    let magic = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+    if magic & 0xFFFF_FFF0 != 0x184D_2A50 {
+        return None;
+    }
+    let len = 8 + u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]) as usize;
+    (len <= rest.len()).then_some(len)
+}
+
+/// The payloads of the manifest frames among the whole frames at the start of `raw`, in order.
+fn manifest_payloads(raw: &[u8]) -> Vec<&[u8]> {
+    let mut found = Vec::new();
+    let mut pos = 0usize;
+    while pos < raw.len() {
+        let rest = &raw[pos..];
+        let len = match skippable_len(rest) {
+            Some(len) => {
+                if rest[..4] == MANIFEST_FRAME_MAGIC.to_le_bytes() {
+                    found.push(&rest[8..len]);
+                }
+                len
+            }
+            None => match zstd::zstd_safe::find_frame_compressed_size(rest) {
+                Ok(n) if n > 0 && n <= rest.len() => n,
+                _ => break,
+            },
+        };
+        pos += len;
+    }
+    found
+}
+
+impl Retained {
+    /// The skippable frame describing a source, which the capture writer puts first in a new
+    /// source's copy ([`Manifest`]): `zstdcat` passes over it, a read of the lines too.
+    pub fn manifest_frame(manifest: &Manifest) -> Vec<u8> {
+        skippable(
+            MANIFEST_FRAME_MAGIC,
+            &serde_json::to_vec(manifest).unwrap_or_default(),
+        )
+    }
+
+    /// Append `manifest` to the copy at `path`, whose committed length is `committed` (0: all
+    /// of it), unless its last manifest says the same: migration 47's description of a source
+    /// an older build retained. Returns the copy's length when it grew.
+    pub fn describe(
+        &self,
+        path: &Path,
+        committed: u64,
+        manifest: &Manifest,
+    ) -> Result<Option<u64>> {
+        let raw = fs::read(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let committed = if committed == 0 {
+            raw.len() as u64
+        } else {
+            committed.min(raw.len() as u64)
+        };
+        let held = &raw[..committed as usize];
+        let same = serde_json::to_vec(manifest).unwrap_or_default();
+        if manifest_payloads(held)
+            .last()
+            .is_some_and(|last| *last == same.as_slice())
+        {
+            return Ok(None);
+        }
+        match self.append(path, committed, &Retained::manifest_frame(manifest))? {
+            Appended::Ok(len) => Ok(Some(len)),
+            Appended::Short { found, .. } => Err(corrupt(
+                path,
+                &format!("{found} bytes, shorter than the archive recorded"),
+            )),
+        }
+    }
+
+    /// The manifest the copies of a source hold (the last one of the newest copy that holds
+    /// one, among their whole frames): `None` when none does; `Some(Err(why))` when it is not
+    /// one to rebuild from (too long, not JSON, a field missing or of the wrong type, a value
+    /// [`Manifest::problem`] refuses for `agent`'s source `key`).
+    pub fn manifest_in(
+        copies: &std::collections::BTreeMap<u32, PathBuf>,
+        agent: &str,
+        key: &str,
+    ) -> Result<Option<std::result::Result<Manifest, String>>> {
+        for copy in copies.values().rev() {
+            let read_err = |source| Error::Read {
+                path: copy.clone(),
+                source,
+            };
+            // The writer's opens the copy, alone: read without the rest. Migration 47's closes
+            // it: the whole copy is read for it.
+            let mut file = File::open(copy).map_err(read_err)?;
+            let mut head = [0u8; 8];
+            let opened = file.read_exact(&mut head).is_ok()
+                && head[..4] == MANIFEST_FRAME_MAGIC.to_le_bytes();
+            let raw = if opened {
+                let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as u64;
+                let mut payload = Vec::new();
+                (&mut file)
+                    .take(len.min(MAX_MANIFEST_BYTES + 1))
+                    .read_to_end(&mut payload)
+                    .map_err(read_err)?;
+                if payload.len() as u64 > MAX_MANIFEST_BYTES {
+                    return Ok(Some(Err(format!("its manifest is too long ({len} bytes)"))));
+                }
+                if (payload.len() as u64) < len {
+                    // Cut off: as a copy holding none.
+                    continue;
+                }
+                skippable(MANIFEST_FRAME_MAGIC, &payload)
+            } else {
+                fs::read(copy).map_err(read_err)?
+            };
+            let Some(payload) = manifest_payloads(&raw).last().copied() else {
+                continue;
+            };
+            if payload.len() as u64 > MAX_MANIFEST_BYTES {
+                return Ok(Some(Err(format!(
+                    "its manifest is too long ({} bytes)",
+                    payload.len()
+                ))));
+            }
+            let manifest: Manifest = match serde_json::from_slice(payload) {
+                Ok(m) => m,
+                Err(e) => {
+                    return Ok(Some(Err(format!(
+                        "its manifest is not one Cairn wrote: {e}"
+                    ))));
+                }
+            };
+            return Ok(Some(match manifest.problem(agent, key) {
+                Some(why) => Err(format!("its manifest {why}")),
+                None => Ok(manifest),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// Every source with copies under `retained/`: each agent folder read once. Files a write
+    /// left on its way (a rewrite's `.scrub` or `.rekey`) are passed over.
+    pub fn inventory(&self) -> Result<Inventory> {
+        let mut found = Inventory::default();
+        let dirs = match fs::read_dir(&self.root) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(found),
+            Err(source) => {
+                return Err(Error::Read {
+                    path: self.root.clone(),
+                    source,
+                });
+            }
+        };
+        let mut by_key: std::collections::BTreeMap<(String, String), Held> =
+            std::collections::BTreeMap::new();
+        for dir in dirs.flatten() {
+            let path = dir.path();
+            if !dir.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = dir.file_name().to_string_lossy().into_owned();
+            if Agent::parse(&name).map(Agent::as_str) != Some(name.as_str()) {
+                found
+                    .strays
+                    .push((path, "a folder of no agent this build knows".to_owned()));
+                continue;
+            }
+            let entries = fs::read_dir(&path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?;
+            for entry in entries.flatten() {
+                let file = entry.file_name().to_string_lossy().into_owned();
+                if let Some((key, generation)) = copy_name(&file) {
+                    by_key
+                        .entry((name.clone(), key.to_owned()))
+                        .or_insert_with(|| Held {
+                            agent: name.clone(),
+                            source_key: key.to_owned(),
+                            copies: std::collections::BTreeMap::new(),
+                        })
+                        .copies
+                        .insert(generation, entry.path());
+                } else if !(file.ends_with(".scrub") || file.ends_with(".rekey")) {
+                    found
+                        .strays
+                        .push((entry.path(), "not a retained copy".to_owned()));
+                }
+            }
+        }
+        found.sources = by_key.into_values().collect();
+        Ok(found)
+    }
+
+    /// How many bytes at the start of the copy at `path` are whole frames: its length, unless
+    /// its tail was cut off mid-frame (a write stopped by a crash or a full disk, or damage),
+    /// which a read must leave out.
+    pub fn whole_len(path: &Path) -> Result<u64> {
+        let raw = fs::read(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut pos = 0usize;
+        while pos < raw.len() {
+            let rest = &raw[pos..];
+            let len = match skippable_len(rest) {
+                Some(len) => len,
+                None => match zstd::zstd_safe::find_frame_compressed_size(rest) {
+                    Ok(n) if n > 0 && n <= rest.len() => n,
+                    _ => break,
+                },
+            };
+            pos += len;
+        }
+        Ok(pos as u64)
+    }
+}
+
+/// The source key and generation a copy's file name `<key>.g<n>.jsonl.zst` gives.
+fn copy_name(file: &str) -> Option<(&str, u32)> {
+    let stem = file.strip_suffix(".jsonl.zst")?;
+    let (key, generation) = stem.rsplit_once(".g")?;
+    let generation = generation.parse().ok()?;
+    (!key.is_empty() && !key.contains('.')).then_some((key, generation))
 }
 
 #[cfg(test)]

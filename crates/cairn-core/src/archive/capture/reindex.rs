@@ -27,11 +27,15 @@
 //! agent's unit parser, a unit read again updates its records in place, as at capture; the
 //! units the last read no longer found (its stored cursor lists those it did) are retracted.
 
+mod copies;
+
+pub(crate) use copies::{from_copies, manifest_frame, manifest_of, seed};
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{
@@ -67,6 +71,10 @@ pub struct Plan {
     sources: Vec<Copied>,
     /// Bytes of retained copy to read.
     pub bytes: u64,
+    /// A rebuild from the copies alone ([`from_copies`]): a session its manifest names by
+    /// its file's path alone (first stored before a line named it) takes the identity its
+    /// records give, as capture's next batch would have.
+    identity_from_copy: bool,
 }
 
 impl Plan {
@@ -190,6 +198,7 @@ pub fn plan(
         identity,
         sources: sources_read,
         bytes,
+        identity_from_copy: false,
     }))
 }
 
@@ -768,7 +777,14 @@ fn finish(
 ) -> Batch {
     let state = &source.state;
     let meta = super::batch::placed(meta, &source.file);
-    batch.identity = plan.identity.clone();
+    batch.identity = if plan.identity_from_copy
+        && plan.identity.session_id.is_none()
+        && source.file.role == FileRole::Main
+    {
+        super::batch::identity(&source.file, Path::new(&state.path), &meta)
+    } else {
+        plan.identity.clone()
+    };
     batch.project = meta.cwd.as_deref().map(crate::archive::project::of_cwd);
     batch.meta = meta;
     batch.parser_state = saved.to_string();
@@ -915,13 +931,17 @@ pub(crate) fn rebuild(
         .count() as u64;
     changed += after.keys().filter(|k| !before.contains_key(*k)).count() as u64;
     follow_captures(tx, row, &before, &after).map_err(e)?;
+    // A session named by its path alone hands its source to the session its records name
+    // when another holds that one ([`from_copies`]): its row is gone then.
     let (records_after, turns_after): (i64, i64) = tx
         .query_row(
             "SELECT record_count, turn_count FROM sessions WHERE id = ?1",
             [row],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
-        .map_err(e)?;
+        .optional()
+        .map_err(e)?
+        .unwrap_or_default();
     Ok(Ok(Rebuilt {
         records_before: records_before.max(0) as u64,
         records_after: records_after.max(0) as u64,

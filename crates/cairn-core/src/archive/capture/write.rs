@@ -283,7 +283,21 @@ pub(super) fn commit_in<'b>(
             }
         };
 
-        let retained_len = match retained.append(&retained_path, expected_len, &batch.encoded)? {
+        // A new source's copy opens with what a rebuild from the copies alone needs to know
+        // of it (its manifest, a skippable frame).
+        let opened;
+        let encoded = match current {
+            None => {
+                opened = {
+                    let mut frames = super::reindex::manifest_frame(batch, session_row, now);
+                    frames.extend_from_slice(&batch.encoded);
+                    frames
+                };
+                &opened
+            }
+            Some(_) => &batch.encoded,
+        };
+        let retained_len = match retained.append(&retained_path, expected_len, encoded)? {
             Appended::Ok(len) => len,
             // Checked before any write (see above), so nothing to undo here.
             Appended::Short { .. } => return Ok(Commit::Reread),

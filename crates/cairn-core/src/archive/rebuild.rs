@@ -1,0 +1,343 @@
+//! The archive rebuilt from its retained copies alone, when `cairn.db` is damaged or lost
+//! (`cairn reindex --from-copies`; the facade's `rebuild` makes the new database and puts it in
+//! place).
+//!
+//! The copies are the authority: each source's manifest ([`Manifest`], a frame in its copy)
+//! says what the copies do not hold, and [`survey`] reads every one, naming and passing over
+//! what cannot be trusted (not JSON, a field of the wrong type or value, a path with control
+//! characters, an agent this build does not know, a copy with no manifest, a folder of no
+//! agent). Its sessions are rebuilt one at a time by `capture::reindex::from_copies`.
+//!
+//! The archive's own rows that only the database held are carried over from the old one where
+//! SQLite still reads them ([`carry`], [`carry_findings`]): the forget tombstones (a forgotten
+//! session must not come back because the database was rebuilt), the publishers of pulled
+//! transcripts, where redaction removed secrets. Migration 47 ([`describe_every_source`])
+//! describes the copies of an archive from before manifests existed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::Agent;
+use super::capture::reindex;
+use super::retain::{Manifest, ManifestSession, Retained};
+
+/// One source to rebuild: its manifest and its copies by generation.
+#[derive(Debug)]
+pub struct Described {
+    pub manifest: Manifest,
+    pub copies: BTreeMap<u32, PathBuf>,
+}
+
+/// Something under `retained/` a rebuild passes over, and why.
+#[derive(Debug, Clone)]
+pub struct Passed {
+    /// The file or folder (its path under the data dir).
+    pub what: PathBuf,
+    pub reason: String,
+}
+
+/// What the retained copies of a data dir can rebuild.
+#[derive(Debug, Default)]
+pub struct Survey {
+    /// The sources, by session (all the sources of one session together), in the order they
+    /// were first read.
+    pub sessions: Vec<Vec<Described>>,
+    pub passed: Vec<Passed>,
+    /// Bytes of copy to read.
+    pub bytes: u64,
+}
+
+/// Read every manifest under `data_dir/retained`, grouping the sources by the session they
+/// name.
+pub fn survey(data_dir: &Path) -> crate::Result<Survey> {
+    let inventory = Retained::new(data_dir).inventory()?;
+    let mut out = Survey::default();
+    out.passed.extend(
+        inventory
+            .strays
+            .into_iter()
+            .map(|(what, reason)| Passed { what, reason }),
+    );
+    let mut by_session: HashMap<String, Vec<Described>> = HashMap::new();
+    for held in inventory.sources {
+        let Some(newest) = held.copies.values().next_back().cloned() else {
+            continue;
+        };
+        let manifest = match Retained::manifest_in(&held.copies, &held.agent, &held.source_key) {
+            Ok(Some(Ok(m))) => m,
+            Ok(Some(Err(reason))) => {
+                out.passed.push(Passed {
+                    what: newest,
+                    reason,
+                });
+                continue;
+            }
+            Ok(None) => {
+                out.passed.push(Passed {
+                    what: newest,
+                    reason: "no manifest in it says whose copy it is (a copy Cairn did not \
+                             write, or one an older build wrote that migration 47 could not \
+                             describe)"
+                        .to_owned(),
+                });
+                continue;
+            }
+            Err(e) => {
+                out.passed.push(Passed {
+                    what: newest,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        out.bytes += held
+            .copies
+            .values()
+            .map(|c| std::fs::metadata(c).map_or(0, |m| m.len()))
+            .sum::<u64>();
+        by_session
+            .entry(manifest.session.key.clone())
+            .or_default()
+            .push(Described {
+                manifest,
+                copies: held.copies,
+            });
+    }
+    let mut sessions: Vec<Vec<Described>> = by_session.into_values().collect();
+    for sources in &mut sessions {
+        sources.sort_by(|a, b| {
+            (&a.manifest.first_read, &a.manifest.path)
+                .cmp(&(&b.manifest.first_read, &b.manifest.path))
+        });
+    }
+    // In the order the archive made them (its rows', where the manifests say), then by when
+    // they were first read.
+    sessions.sort_by_cached_key(|s| {
+        s.first().map(|d| {
+            (
+                s.iter()
+                    .filter_map(|d| d.manifest.session_row)
+                    .min()
+                    .unwrap_or(i64::MAX),
+                d.manifest.first_read.clone(),
+                d.manifest.session.key.clone(),
+            )
+        })
+    });
+    out.sessions = sessions;
+    Ok(out)
+}
+
+/// What [`carry`] took over of one kind of row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    /// What the rows are, for a person.
+    pub what: &'static str,
+    pub rows: u64,
+    /// Why the rest could not be read, when the damaged database stopped the copy.
+    pub error: Option<String>,
+}
+
+/// The archive's tables a rebuild carries over, their columns, and what their rows are.
+const CARRIED: &[(&str, &str, &str)] = &[
+    (
+        "forgotten_sources",
+        "source_key, agent, allow_reimport, forgotten_at",
+        "forget tombstones of transcript files",
+    ),
+    (
+        "forgotten_sessions",
+        "session_key, agent, forgotten_at",
+        "forget tombstones of sessions",
+    ),
+    (
+        "pulled_sources",
+        "path, publisher, published_at, pulled_from",
+        "publishers of pulled transcripts",
+    ),
+];
+
+/// Copy the archive's rows that live only in the database from `old` (opened read-only, maybe
+/// damaged) into `new`, table by table and row by row: what is read before a damaged page
+/// stops the read is kept, and the error is named. Never fails.
+pub fn carry(old: &Connection, new: &Connection) -> Vec<Carried> {
+    CARRIED
+        .iter()
+        .map(|&(table, columns, what)| {
+            let mut rows = 0;
+            let copied = copy_rows(old, new, table, columns, &mut rows);
+            Carried {
+                what,
+                rows,
+                error: copied.err().map(|e| e.to_string()),
+            }
+        })
+        .collect()
+}
+
+fn copy_rows(
+    old: &Connection,
+    new: &Connection,
+    table: &str,
+    columns: &str,
+    rows: &mut u64,
+) -> rusqlite::Result<()> {
+    let n = columns.split(',').count();
+    let marks = vec!["?"; n].join(", ");
+    let mut read = old.prepare(&format!("SELECT {columns} FROM {table}"))?;
+    let mut write = new.prepare(&format!(
+        "INSERT OR IGNORE INTO {table} ({columns}) VALUES ({marks})"
+    ))?;
+    let mut found = read.query([])?;
+    while let Some(row) = found.next()? {
+        let values: Vec<rusqlite::types::Value> = (0..n)
+            .map(|i| row.get(i))
+            .collect::<rusqlite::Result<_>>()?;
+        *rows += write.execute(rusqlite::params_from_iter(values))? as u64;
+    }
+    Ok(())
+}
+
+/// What redaction found where (rule and place, never the secret), carried from `old` for the
+/// sources rebuilt in `new` (found by their keys: the row ids differ), row by row as far as
+/// the old database reads; each session's count of them follows. Findings of a source not
+/// rebuilt are dropped. Never fails.
+pub fn carry_findings(old: &Connection, new: &Connection) -> Carried {
+    let mut rows = 0;
+    let copied = (|| -> rusqlite::Result<()> {
+        let mut read = old.prepare(
+            "SELECT src.source_key, f.line_no, f.field, f.rule, f.confidence, f.start_byte,
+                    f.generation
+             FROM secret_findings f JOIN sources src ON src.id = f.source_id",
+        )?;
+        let mut write = new.prepare(
+            "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule,
+                confidence, start_byte, generation)
+             SELECT src.session_id, src.id, ?2, ?3, ?4, ?5, ?6, ?7
+             FROM sources src WHERE src.source_key = ?1",
+        )?;
+        let mut found = read.query([])?;
+        while let Some(row) = found.next()? {
+            let values: Vec<rusqlite::types::Value> = (0..7)
+                .map(|i| row.get(i))
+                .collect::<rusqlite::Result<_>>()?;
+            rows += write.execute(rusqlite::params_from_iter(values))? as u64;
+        }
+        Ok(())
+    })();
+    let counted = new.execute(
+        "UPDATE sessions SET secret_count =
+            (SELECT COUNT(*) FROM secret_findings f WHERE f.session_id = sessions.id)",
+        [],
+    );
+    Carried {
+        what: "where redaction removed secrets (rule and place)",
+        rows,
+        error: copied.and(counted.map(drop)).err().map(|e| e.to_string()),
+    }
+}
+
+/// Every session of `old` (maybe damaged): row id to key, as far as it reads.
+pub fn old_sessions(old: &Connection) -> rusqlite::Result<HashMap<i64, String>> {
+    old.prepare("SELECT id, session_key FROM sessions")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect()
+}
+
+/// The row of the session keyed `key`, when there is one.
+pub fn session_row(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()
+}
+
+/// Every session's row, to queue for a relink once rebuilt, and the counts a report gives.
+pub fn totals(conn: &Connection) -> rusqlite::Result<(u64, u64, u64, u64)> {
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM sources),
+                (SELECT COUNT(*) FROM records), (SELECT COUNT(*) FROM turns)",
+        [],
+        |r| {
+            let n = |i| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+            Ok((n(0)?, n(1)?, n(2)?, n(3)?))
+        },
+    )
+}
+
+/// Migration 47: the manifest of every source an older build retained, from its rows (the
+/// session it belongs to now, first read when its first capture was), appended to its newest
+/// copy (the current generation's committed length moving with it). A source none of whose
+/// copies is there is passed over (a rebuild could not read it anyway); a copy that cannot be
+/// written is logged and passed over (the archive opens all the same; a rebuild names the
+/// copy without a manifest). Running it again writes nothing new.
+pub fn describe_every_source(conn: &Connection, data_dir: &Path) -> rusqlite::Result<u64> {
+    let retained = Retained::new(data_dir);
+    let mut stmt = conn.prepare(
+        "SELECT src.agent, src.role, src.path, src.source_key, src.generation, s.session_key,
+                src.id, src.retained_len,
+                s.session_id, s.parent_key, s.relation, s.agent_id,
+                COALESCE((SELECT MIN(c.captured_at) FROM captures c WHERE c.source_id = src.id),
+                         s.captured_at),
+                s.cwd, s.title, s.model, s.git_branch, s.provider, s.tool_version, s.started_at,
+                s.updated_at, s.cumulative_usage, s.id
+         FROM sources src JOIN sessions s ON s.id = src.session_id ORDER BY src.id",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut described = Vec::new();
+    while let Some(r) = rows.next()? {
+        let agent: String = r.get(0)?;
+        let Some(agent) = Agent::parse(&agent) else {
+            continue;
+        };
+        let (role, path, key): (String, String, String) = (r.get(1)?, r.get(2)?, r.get(3)?);
+        let generation = r.get::<_, i64>(4)?.clamp(0, i64::from(u32::MAX)) as u32;
+        let (source, committed): (i64, i64) = (r.get(6)?, r.get(7)?);
+        let Some(newest) = (0..=generation)
+            .rev()
+            .find(|&g| retained.path(agent, &key, g).exists())
+        else {
+            continue;
+        };
+        let manifest = reindex::manifest_of(
+            agent,
+            &role,
+            &path,
+            &key,
+            ManifestSession {
+                key: r.get(5)?,
+                id: r.get(8)?,
+                parent_key: r.get(9)?,
+                relation: r.get(10)?,
+                agent_id: r.get(11)?,
+                cwd: r.get(13)?,
+                title: r.get(14)?,
+                model: r.get(15)?,
+                git_branch: r.get(16)?,
+                provider: r.get(17)?,
+                tool_version: r.get(18)?,
+                started_at: r.get(19)?,
+                updated_at: r.get(20)?,
+                cumulative_usage: r.get(21)?,
+            },
+            &r.get::<_, String>(12)?,
+            r.get(22)?,
+        );
+        // Only the current generation's length is recorded; an older one is read whole.
+        let current = newest == generation;
+        let committed = if current { committed.max(0) as u64 } else { 0 };
+        match retained.describe(&retained.path(agent, &key, newest), committed, &manifest) {
+            Ok(Some(len)) if current => described.push((source, len)),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("migration 47: no manifest for {key}: {e}"),
+        }
+    }
+    drop(rows);
+    let mut grown = conn.prepare("UPDATE sources SET retained_len = ?2 WHERE id = ?1")?;
+    for (source, len) in &described {
+        grown.execute(rusqlite::params![source, *len as i64])?;
+    }
+    let written = described.len() as u64;
+    Ok(written)
+}

@@ -1,0 +1,520 @@
+//! The [`Cairn`] facade's rebuild: a new archive database made from the retained copies alone
+//! (`cairn reindex --from-copies`), for a `cairn.db` that is damaged or lost.
+//!
+//! It never deletes the old database and never writes a copy. Under the capture lock it builds
+//! into `cairn.db.rebuilding`: first what only the old database held and SQLite still reads
+//! there (the rooms' forget tombstones, the publishers of pulled transcripts), then every
+//! session the copies' manifests describe (`archive::rebuild`), each in a transaction of its
+//! own read as a reindex reads it, then a person's link corrections. Once whole, the new file is
+//! closed, flushed and named `cairn.db.rebuilt`; the old database, its `-wal` and `-shm` are
+//! given names aside (`cairn.db.damaged-<UTC time>`, hard links, or copies where the file
+//! system has none), and the new one takes `cairn.db`'s place ([`crate::store::finish_swap`],
+//! which whoever opens the archive next runs again if this process stopped in between). A kill
+//! at any point leaves the old database in place, or the new one whole.
+//!
+//! What lives only in the database and is not carried over is said plainly in the report.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+use serde::{Deserialize, Serialize};
+
+use crate::archive::capture::{CaptureLock, Progress, reindex};
+use crate::archive::rebuild::{self, Described};
+use crate::archive::store::{DB_FILE, Store};
+use crate::error::{Error, Result};
+use crate::store::{REBUILT, SWAP_MARK, db_err};
+use crate::{Cairn, archive, clock, git, recall};
+
+/// Where the new database is built.
+const BUILDING: &str = "cairn.db.rebuilding";
+/// How long a rebuild waits for a capture under way to let go of the archive.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A kind of row carried over from the old database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RebuildCarried {
+    pub what: String,
+    pub rows: u32,
+    /// Why the rest was not: the old database stopped the read (named as SQLite names it).
+    pub error: Option<String>,
+}
+
+/// A retained copy (or what lies among them) a rebuild passed over, or read only in part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RebuildSkip {
+    /// The file, under the data dir.
+    pub copy: String,
+    pub reason: String,
+}
+
+/// What `cairn reindex --from-copies` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RebuildReport {
+    /// The rebuilt database.
+    pub database: String,
+    /// The old database and its `-wal` and `-shm`, under the names they were given aside (none
+    /// when there was no old database).
+    pub moved_aside: Vec<String>,
+    pub sessions: u32,
+    pub sources: u32,
+    pub records: u32,
+    pub turns: u32,
+    /// Sources not rebuilt because a forget tombstoned them or their session.
+    pub forgotten: u32,
+    /// Lines of the copies today's redaction rules redact further: stored redacted; `cairn
+    /// reindex --outdated` writes the copies again without them.
+    pub copy_lines_to_redact: u32,
+    /// What only the old database held, carried over.
+    pub carried: Vec<RebuildCarried>,
+    /// What only the old database held and is not in the new one, in plain words.
+    pub not_carried: Vec<String>,
+    /// Copies not rebuilt, with why.
+    pub skipped: Vec<RebuildSkip>,
+    /// Copies rebuilt from the frames before a damaged or cut-off end.
+    pub torn: Vec<RebuildSkip>,
+}
+
+fn small(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// `path` as a report shows it.
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Stop here when a test asks to (`CAIRN_TEST_STOP_REBUILD` naming this stage): what a kill at
+/// that point leaves is what the tests check. Debug builds only.
+fn stop_point(stage: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("CAIRN_TEST_STOP_REBUILD").is_some_and(|s| s == stage) {
+        std::process::abort();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = stage;
+}
+
+impl Cairn {
+    /// Rebuild the archive database of `data_dir` from its retained copies alone, moving the
+    /// old one aside (see the module's comment). `progress` counts the copies' bytes. Works on
+    /// a data dir whose `cairn.db` does not open at all: nothing is opened there but the old
+    /// database, read-only, for what it still holds.
+    pub fn rebuild_from_copies(data_dir: &Path, progress: &dyn Progress) -> Result<RebuildReport> {
+        let db = data_dir.join(DB_FILE);
+        if !db.exists() && !data_dir.join("retained").is_dir() {
+            return Err(Error::NotFound(format!(
+                "{} holds no archive and no retained copies to rebuild one from",
+                data_dir.display()
+            )));
+        }
+        let lock = CaptureLock::open(data_dir)?;
+        let _held = lock.lock_within(data_dir, "a capture or a reindex", LOCK_WAIT)?;
+        crate::store::finish_swap(data_dir)
+            .map_err(|e| Error::write_in(data_dir, &data_dir.join(SWAP_MARK), e))?;
+        // What a stopped rebuild left: nothing of it is the archive's.
+        let building = data_dir.join(BUILDING);
+        for leftover in [
+            building.clone(),
+            with_suffix(&building, "-wal"),
+            with_suffix(&building, "-shm"),
+            data_dir.join(REBUILT),
+        ] {
+            match std::fs::remove_file(&leftover) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::write_in(data_dir, &leftover, e));
+                }
+                _ => {}
+            }
+        }
+        forget_stale_names(data_dir);
+        let now = clock::now();
+        let mut report = RebuildReport {
+            database: shown(&db),
+            ..RebuildReport::default()
+        };
+        let mut new = Store::open(&building)?;
+        // Flushed once, whole, before it takes the archive's place: a crash before then
+        // leaves a file no one reads.
+        new.conn()
+            .pragma_update(None, "synchronous", "OFF")
+            .map_err(|e| new.err(e))?;
+        let old = open_old(&db);
+
+        // Tombstones before any session: a forgotten one is not rebuilt.
+        match &old {
+            Ok(old) => report
+                .carried
+                .extend(
+                    rebuild::carry(old, new.conn())
+                        .into_iter()
+                        .map(|c| RebuildCarried {
+                            what: c.what.to_owned(),
+                            rows: small(c.rows),
+                            error: c.error,
+                        }),
+                ),
+            Err(why) => report.not_carried.push(format!(
+                "forget tombstones and everything else of the old database: {why}"
+            )),
+        }
+
+        let survey = rebuild::survey(data_dir)?;
+        report
+            .skipped
+            .extend(survey.passed.iter().map(|p| RebuildSkip {
+                copy: shown(&p.what),
+                reason: p.reason.clone(),
+            }));
+        progress.start(survey.sessions.len() as u64, survey.bytes);
+        for sources in &survey.sessions {
+            rebuild_session(&mut new, data_dir, sources, &now, &mut report)?;
+            progress.advance(
+                sources
+                    .iter()
+                    .flat_map(|d| d.copies.values())
+                    .map(|c| std::fs::metadata(c).map_or(0, |m| m.len()))
+                    .sum(),
+            );
+            stop_point("session");
+        }
+
+        if let Ok(old) = &old {
+            let findings = rebuild::carry_findings(old, new.conn());
+            report.carried.push(RebuildCarried {
+                what: findings.what.to_owned(),
+                rows: small(findings.rows),
+                error: findings.error,
+            });
+            carry_rooms(old, new.conn(), &now, &mut report);
+        }
+        let conn = new.conn();
+        let totals = rebuild::totals(conn)
+            .and_then(|t| archive::store::queue_every_link(conn).map(|()| t))
+            .map_err(|e| new.err(e))?;
+        (
+            report.sessions,
+            report.sources,
+            report.records,
+            report.turns,
+        ) = (
+            small(totals.0),
+            small(totals.1),
+            small(totals.2),
+            small(totals.3),
+        );
+        progress.finish();
+
+        // Whole: flushed, closed (its WAL checkpointed into it and gone), then named so.
+        conn.execute_batch("PRAGMA synchronous = FULL;")
+            .and_then(|()| conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())))
+            .map_err(|e| new.err(e))?;
+        drop(new);
+        drop(old);
+        let rebuilt = data_dir.join(REBUILT);
+        std::fs::File::open(&building)
+            .and_then(|f| f.sync_all())
+            .and_then(|()| std::fs::rename(&building, &rebuilt))
+            .map_err(|e| Error::write_in(data_dir, &building, e))?;
+        crate::store::sync_dir(data_dir);
+        stop_point("rebuilt");
+
+        report.moved_aside = swap_in(data_dir)?.iter().map(|p| shown(p)).collect();
+        // Every session linked again from its records, as a reindex does (still under the
+        // capture lock). The archive is whole already: a failure is logged, the sessions stay
+        // queued, and the next sync links them.
+        match Cairn::open_despite_config(data_dir.to_owned()) {
+            Ok((cairn, _)) => match cairn.writer() {
+                Ok(mut store) => {
+                    cairn.link(&mut store, &Default::default(), None, usize::MAX);
+                }
+                Err(e) => tracing::warn!("relinking the rebuilt archive: {e}"),
+            },
+            Err(e) => tracing::warn!("relinking the rebuilt archive: {e}"),
+        }
+        Ok(report)
+    }
+}
+
+/// Names aside a rebuild stopped before its swap gave the database still in place (hard links
+/// to `cairn.db` and its `-wal` and `-shm`): taking them away deletes nothing, and the next
+/// swap gives the old database a name of its own again.
+fn forget_stale_names(data_dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let Some(live) = id(&data_dir.join(DB_FILE)) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(data_dir) else {
+            return;
+        };
+        let prefix = format!("{DB_FILE}.damaged-");
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(&prefix) || name.ends_with("-wal") || name.ends_with("-shm") {
+                continue;
+            }
+            let aside = entry.path();
+            if id(&aside) != Some(live) {
+                continue;
+            }
+            for suffix in ["-wal", "-shm"] {
+                let side = with_suffix(&aside, suffix);
+                if id(&side).is_some()
+                    && id(&side) == id(&with_suffix(&data_dir.join(DB_FILE), suffix))
+                {
+                    let _ = std::fs::remove_file(side);
+                }
+            }
+            let _ = std::fs::remove_file(aside);
+        }
+    }
+}
+
+/// `path` with `suffix` after its name (SQLite's `-wal`, `-shm`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The old database, read-only (a damaged one is read as far as SQLite can), or why not.
+fn open_old(db: &Path) -> std::result::Result<Connection, String> {
+    if !std::fs::metadata(db).is_ok_and(|m| m.len() > 0) {
+        return Err("there is no old database".to_owned());
+    }
+    let conn = Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| e.to_string())?;
+    let _ = conn.busy_timeout(std::time::Duration::from_secs(5));
+    Ok(conn)
+}
+
+/// Seed and rebuild the sources of one session in one transaction: all it could read, or
+/// none of it (each source that cannot be read named).
+fn rebuild_session(
+    new: &mut Store,
+    data_dir: &Path,
+    sources: &[Described],
+    now: &str,
+    report: &mut RebuildReport,
+) -> Result<()> {
+    let path = new.path().to_owned();
+    let db = |e| db_err(&path, e);
+    let tx = new
+        .conn_mut()
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(db)?;
+    let copy_of = |d: &Described| {
+        d.copies
+            .values()
+            .next_back()
+            .map_or_else(String::new, |c| shown(c))
+    };
+    let mut row = None;
+    let mut seeded = Vec::new();
+    for d in sources {
+        let m = &d.manifest;
+        if archive::forget::is_forgotten(&tx, &m.source_key).map_err(db)?
+            || archive::forget::is_forgotten_session(&tx, &m.session.key).map_err(db)?
+        {
+            report.forgotten += 1;
+            continue;
+        }
+        match reindex::seed(&tx, data_dir, m, &d.copies, now)? {
+            Ok(s) => {
+                row = Some(s.row);
+                seeded.push((d, s.torn));
+            }
+            Err(reason) => report.skipped.push(RebuildSkip {
+                copy: copy_of(d),
+                reason,
+            }),
+        }
+    }
+    let Some(row) = row else {
+        return Ok(());
+    };
+    match reindex::from_copies(&tx, data_dir, row, now)? {
+        Ok(done) => {
+            tx.commit().map_err(db)?;
+            report.copy_lines_to_redact = report
+                .copy_lines_to_redact
+                .saturating_add(small(done.to_redact));
+            for (d, torn) in seeded.into_iter().filter(|(_, torn)| *torn > 0) {
+                report.torn.push(RebuildSkip {
+                    copy: copy_of(d),
+                    reason: format!(
+                        "its last {} are no whole frame (a write cut off, or damage): left out",
+                        crate::text::plural(torn, "byte")
+                    ),
+                });
+            }
+        }
+        Err(reason) => {
+            drop(tx);
+            for (d, _) in seeded {
+                report.skipped.push(RebuildSkip {
+                    copy: copy_of(d),
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The rooms' rows only the old database held, carried over through the rooms' own reads and
+/// writes: the shared sessions' forget tombstones and a person's link corrections (each said
+/// again by the person who said it, when they said it). Recall's entries are counted, not
+/// carried.
+fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut RebuildReport) {
+    let shared = git::forget::forgotten_shared(old)
+        .and_then(|keys| git::forget::remember_shared(new, &keys, now).map(|()| keys.len()));
+    report.carried.push(match shared {
+        Ok(n) => carried("forget tombstones of sessions shared through git", n, None),
+        Err(e) => carried(
+            "forget tombstones of sessions shared through git",
+            0,
+            Some(e.to_string()),
+        ),
+    });
+
+    let (mut rows, mut elsewhere, mut error) = (0usize, 0usize, None);
+    match rebuild::old_sessions(old) {
+        Err(e) => error = Some(e.to_string()),
+        Ok(sessions) => {
+            let mut sessions: Vec<(i64, String)> = sessions.into_iter().collect();
+            sessions.sort_unstable();
+            for (old_row, key) in sessions {
+                let corrections = match git::correct::corrections_of(old, old_row) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        error.get_or_insert(e.to_string());
+                        continue;
+                    }
+                };
+                if corrections.is_empty() {
+                    continue;
+                }
+                let Ok(Some(new_row)) = rebuild::session_row(new, &key) else {
+                    elsewhere += corrections.len();
+                    continue;
+                };
+                for c in corrections {
+                    let target = git::targets::Target {
+                        kind: c.target_kind,
+                        key: c.target_key.clone(),
+                        pr_number: c.pr_number,
+                    };
+                    let said = git::correct::correct(
+                        new,
+                        new_row,
+                        &target,
+                        c.action,
+                        &c.made_by,
+                        c.reason.as_deref(),
+                        &c.made_at,
+                    );
+                    match said {
+                        Ok(_) => rows += 1,
+                        Err(e) => {
+                            error.get_or_insert(e.to_string());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    report.carried.push(carried(
+        "a person's links and unlinks (cairn link, cairn unlink)",
+        rows,
+        error,
+    ));
+    if elsewhere > 0 {
+        report.not_carried.push(format!(
+            "{}: about sessions that were not rebuilt",
+            crate::text::plural(elsewhere, "link correction")
+        ));
+    }
+
+    // Recall keeps its entries, their evidence and reviews in the database alone.
+    let filters = |status| recall::store::Filters {
+        status: Some(status),
+        ..recall::store::Filters::default()
+    };
+    let entries = recall::stats(old, &filters(recall::model::Status::Accepted)).and_then(|a| {
+        recall::stats(old, &filters(recall::model::Status::Archived)).map(|b| a.count + b.count)
+    });
+    report.not_carried.push(match entries {
+        Ok(0) => "Recall: the old database held no entries".to_owned(),
+        Ok(n) => format!(
+            "Recall: {} of the old database (with their evidence and reviews) are not carried \
+             over; the old database keeps them",
+            crate::text::plural(n, "entry")
+        ),
+        Err(e) => format!(
+            "Recall: entries, evidence and reviews are not readable in the old database ({e})"
+        ),
+    });
+    report.not_carried.push(
+        "links only the environment snapshots taken at capture time showed (a branch checked \
+         out while a session ran), and extraction progress; every session is linked again \
+         from its records"
+            .to_owned(),
+    );
+}
+
+fn carried(what: &str, rows: usize, error: Option<String>) -> RebuildCarried {
+    RebuildCarried {
+        what: what.to_owned(),
+        rows: small(rows as u64),
+        error,
+    }
+}
+
+/// Give the old database, its `-wal` and `-shm` names aside, then put the rebuilt one in its
+/// place ([`crate::store::finish_swap`]). Returns the names given aside.
+fn swap_in(data_dir: &Path) -> Result<Vec<PathBuf>> {
+    let stamp = jiff::Timestamp::now()
+        .strftime("%Y%m%dT%H%M%SZ")
+        .to_string();
+    let mut base = data_dir.join(format!("{DB_FILE}.damaged-{stamp}"));
+    let mut n = 1;
+    while base.exists() {
+        n += 1;
+        base = data_dir.join(format!("{DB_FILE}.damaged-{stamp}-{n}"));
+    }
+    let mut aside = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let live = with_suffix(&data_dir.join(DB_FILE), suffix);
+        if !live.exists() {
+            continue;
+        }
+        let named = with_suffix(&base, suffix);
+        std::fs::hard_link(&live, &named)
+            .or_else(|_| std::fs::copy(&live, &named).map(drop))
+            .map_err(|e| Error::write_in(data_dir, &named, e))?;
+        aside.push(named);
+    }
+    stop_point("aside");
+    let mark = data_dir.join(SWAP_MARK);
+    crate::private::open_options()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(&mark)
+        .and_then(|mut f| {
+            use std::io::Write as _;
+            writeln!(f, "{}", base.display()).and_then(|()| f.sync_all())
+        })
+        .map_err(|e| Error::write_in(data_dir, &mark, e))?;
+    crate::store::sync_dir(data_dir);
+    stop_point("swap");
+    crate::store::finish_swap(data_dir).map_err(|e| Error::write_in(data_dir, &mark, e))?;
+    Ok(aside)
+}

@@ -1,0 +1,328 @@
+//! `cairn reindex --from-copies`: a damaged `cairn.db` rebuilt from the retained copies of
+//! every read kind (Claude's and Codex's lines, Gemini's documents, OpenCode's tree, Crush's
+//! database), the sessions and what `show` says of them as they were, the transcript an agent
+//! deleted back, a forgotten session still forgotten, a sync afterwards adding nothing; doctor
+//! sends a person there; a rebuild stopped at any point leaves the old database in place or the
+//! new one whole; what it says is clean.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::harden::kill_after;
+use crate::support::{Env, copy_all, fixtures, succeeded};
+
+/// The transcript sources beside Claude's and Codex's: Gemini's documents, OpenCode's storage
+/// tree and a Crush database (found through `config.toml`).
+fn with_more_agents(env: &Env) {
+    let root = env.root.path();
+    copy_all(&fixtures().join("gemini"), &root.join("gemini/tmp"));
+    copy_all(&fixtures().join("opencode/legacy"), &root.join("opencode"));
+    copy_all(&fixtures().join("crush"), &root.join("crush"));
+    std::fs::write(
+        env.data().join("config.toml"),
+        format!("[sources.crush]\ndirs = [{:?}]\n", root.join("crush")),
+    )
+    .unwrap();
+}
+
+fn command(env: &Env) -> Command {
+    let root = env.root.path();
+    let mut cmd = env.command();
+    cmd.env("GEMINI_DIR", root.join("gemini"))
+        .env("OPENCODE_DATA_DIR", root.join("opencode"));
+    cmd
+}
+
+fn run(env: &Env, args: &[&str]) -> Output {
+    command(env).args(args).output().unwrap()
+}
+
+fn ok(env: &Env, args: &[&str]) -> String {
+    succeeded(run(env, args), &format!("cairn {args:?}"))
+}
+
+fn json(env: &Env, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(env, &all)).unwrap()
+}
+
+/// Every session as `cairn sessions` lists it, and what `show` says of each.
+fn archive_of(env: &Env) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let sessions = json(env, &["sessions", "--limit", "500"]);
+    let shown = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json(env, &["show", s["session_key"].as_str().unwrap()]))
+        .collect();
+    (sessions, shown)
+}
+
+/// What a failing disk does: 20 KB of a page run overwritten, past the header.
+fn damage(db: &Path) {
+    let mut bytes = std::fs::read(db).unwrap();
+    assert!(bytes.len() > 8192 + 20 * 1024, "{} bytes", bytes.len());
+    for (i, b) in bytes[8192..8192 + 20 * 1024].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37) ^ 0xA5;
+    }
+    std::fs::write(db, &bytes).unwrap();
+}
+
+/// The files directly in the data dir whose names start with `prefix`.
+fn named(env: &Env, prefix: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(env.data())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    found.sort();
+    found
+}
+
+const DELETED: &str = "-home-USER-projects-spotter/short.jsonl";
+
+#[test]
+fn a_damaged_archive_is_rebuilt_from_the_copies_as_it_was() {
+    let env = Env::new().with_fixtures();
+    with_more_agents(&env);
+    ok(&env, &["sync"]);
+    let before = archive_of(&env);
+    let agents: std::collections::BTreeSet<&str> = before
+        .0
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["agent"].as_str().unwrap())
+        .collect();
+    for agent in ["claude", "codex", "gemini", "opencode", "crush"] {
+        assert!(agents.contains(agent), "no {agent} session: {agents:?}");
+    }
+    // The same transcripts synced into a clean data dir: what a sync after the rebuild must
+    // match.
+    let clean = Env::new();
+    std::fs::remove_dir_all(clean.data()).unwrap();
+    let mut sync = command(&env);
+    sync.env("CAIRN_DATA_DIR", clean.data()).arg("sync");
+    std::fs::create_dir_all(clean.data()).unwrap();
+    std::fs::copy(
+        env.data().join("config.toml"),
+        clean.data().join("config.toml"),
+    )
+    .unwrap();
+    succeeded(sync.output().unwrap(), "a clean sync");
+
+    let db = env.data().join("cairn.db");
+    damage(&db);
+    let doctor = run(&env, &["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    let line = text.lines().find(|l| l.contains(" archive ")).unwrap();
+    assert!(line.starts_with("FAIL"), "{line}");
+    let first = line.find("cairn reindex --from-copies").expect(line);
+    assert!(first < line.find(".recover").unwrap(), "{line}");
+    // The agent cleaned a transcript up: its copy is all that is left of it.
+    std::fs::remove_file(env.claude().join(DELETED)).unwrap();
+    let damaged = std::fs::read(&db).unwrap();
+
+    let report = json(&env, &["reindex", "--from-copies"]);
+    for field in [
+        "database",
+        "moved_aside",
+        "sessions",
+        "sources",
+        "records",
+        "turns",
+        "forgotten",
+        "copy_lines_to_redact",
+        "carried",
+        "not_carried",
+        "skipped",
+        "torn",
+    ] {
+        assert!(report.get(field).is_some(), "no {field} in {report}");
+    }
+    assert_eq!(report["skipped"], serde_json::json!([]), "{report}");
+    let aside = report["moved_aside"][0].as_str().unwrap();
+    assert!(aside.contains("cairn.db.damaged-"), "{report}");
+    assert_eq!(
+        std::fs::read(aside).unwrap(),
+        damaged,
+        "the old database was changed"
+    );
+    let tombstones = &report["carried"][0];
+    assert!(tombstones["error"].is_null(), "{report}");
+
+    assert_eq!(archive_of(&env), before);
+    env.whole_db();
+    let again = json(&env, &["sync"]);
+    assert_eq!(again["records_added"], 0, "{again}");
+    assert_eq!(again["sessions_added"], 0, "{again}");
+    assert_eq!(archive_of(&env), before);
+    let mut listed = command(&env);
+    listed
+        .env("CAIRN_DATA_DIR", clean.data())
+        .args(["--json", "sessions", "--limit", "500"]);
+    let clean_sessions: serde_json::Value =
+        serde_json::from_str(&succeeded(listed.output().unwrap(), "clean sessions")).unwrap();
+    assert_eq!(before.0, clean_sessions);
+}
+
+#[test]
+fn a_forgotten_session_stays_forgotten_through_a_rebuild_and_a_sync() {
+    let env = Env::new().with_fixtures();
+    ok(&env, &["sync"]);
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    ok(&env, &["forget", id, "--yes"]);
+    let listed = |env: &Env| {
+        json(env, &["sessions", "--limit", "500"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["session_id"] == id)
+    };
+    assert!(!listed(&env));
+    damage(&env.data().join("cairn.db"));
+    let report = json(&env, &["reindex", "--from-copies"]);
+    assert!(!listed(&env), "{report}");
+    // Its transcript is still on disk: the carried tombstone keeps the sync off it.
+    assert!(
+        env.claude()
+            .join("-home-USER-projects-spotter")
+            .join(format!("{id}.jsonl"))
+            .exists()
+    );
+    let sync = json(&env, &["sync"]);
+    assert!(!listed(&env), "{sync}");
+    assert!(sync["forgotten_skipped"].as_u64().unwrap() >= 1, "{sync}");
+}
+
+/// A rebuild stopped at a point (a test hook aborts the process there): before the new
+/// database is whole, the old one is in place as it was and works; once the old one's names
+/// are aside, the next command finishes putting the new one in place. A second rebuild then
+/// succeeds.
+#[test]
+fn a_rebuild_stopped_anywhere_leaves_the_old_archive_or_the_new() {
+    let env = Env::new().with_fixtures();
+    ok(&env, &["sync"]);
+    let before = archive_of(&env);
+    let db = env.data().join("cairn.db");
+    // Stopped before the swap: the old database in place, as it was (at "aside" it has names
+    // aside too, which the next rebuild takes back).
+    for stage in ["session", "rebuilt", "aside"] {
+        let old = std::fs::read(&db).unwrap();
+        let out = command(&env)
+            .env("CAIRN_TEST_STOP_REBUILD", stage)
+            .args(["reindex", "--from-copies"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{stage}: not stopped");
+        assert_eq!(std::fs::read(&db).unwrap(), old, "{stage}");
+        assert_eq!(archive_of(&env), before, "{stage}");
+    }
+    let out = command(&env)
+        .env("CAIRN_TEST_STOP_REBUILD", "swap")
+        .args(["reindex", "--from-copies"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "not stopped");
+    assert!(env.data().join("cairn.db.swap").exists());
+    // The next open finishes the swap (the relink the rebuild did not get to is the next
+    // sync's).
+    assert_eq!(json(&env, &["sessions", "--limit", "500"]), before.0);
+    assert!(!env.data().join("cairn.db.swap").exists());
+    ok(&env, &["sync"]);
+    assert_eq!(archive_of(&env), before);
+    assert!(!env.data().join("cairn.db.rebuilt").exists());
+
+    let report = json(&env, &["reindex", "--from-copies"]);
+    assert!(report["skipped"].as_array().unwrap().is_empty(), "{report}");
+    assert_eq!(archive_of(&env), before);
+    assert!(!env.data().join("cairn.db.rebuilding").exists());
+    // One old database aside per swap: the names the stop at "aside" gave were taken back.
+    let asides: Vec<PathBuf> = named(&env, "cairn.db.damaged-")
+        .into_iter()
+        .filter(|p| {
+            !p.to_string_lossy().ends_with("-wal") && !p.to_string_lossy().ends_with("-shm")
+        })
+        .collect();
+    assert_eq!(asides.len(), 2, "{asides:?}");
+}
+
+/// Killed with SIGKILL at random points of a rebuild over long sessions: the data dir holds
+/// the old archive or the new one, never neither; the next rebuild succeeds.
+#[test]
+fn a_rebuild_killed_leaves_a_working_archive() {
+    let env = Env::new();
+    env.with_big_sessions(6);
+    env.ok(&["sync"]);
+    let sessions = json(&env, &["sessions", "--limit", "500"]);
+    let started = std::time::Instant::now();
+    ok(&env, &["reindex", "--from-copies"]);
+    let clean_run = started.elapsed();
+    let mut rng = crate::harden::Rng(0x5EED_0048);
+    for round in 0..crate::harden::rounds(4) {
+        let delay = Duration::from_micros(rng.next() % (clean_run.as_micros() as u64 + 1));
+        let child = command(&env)
+            .args(["reindex", "--from-copies"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        kill_after(child, delay);
+        assert_eq!(
+            json(&env, &["sessions", "--limit", "500"]),
+            sessions,
+            "round {round}, killed after {delay:?}"
+        );
+    }
+    ok(&env, &["reindex", "--from-copies"]);
+    assert_eq!(json(&env, &["sessions", "--limit", "500"]), sessions);
+    env.whole_db();
+}
+
+/// A manifest a program wrote with escape sequences in it, a copy named with one: each named,
+/// passed over, and nothing printed carries the escape.
+#[test]
+fn what_a_rebuild_says_is_clean() {
+    let env = Env::new().with_fixtures();
+    ok(&env, &["sync"]);
+    let dir = env.data().join("retained/claude");
+    let copy = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".g0.jsonl.zst"))
+        .unwrap();
+    // The manifest opens the copy: a skippable frame of JSON.
+    let bytes = std::fs::read(&copy).unwrap();
+    let magic = 0x184D_2A5Du32.to_le_bytes();
+    assert_eq!(bytes[..4], magic);
+    let len = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    let mut v: serde_json::Value = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
+    v["path"] = serde_json::json!("/tmp/\u{1b}]0;owned\u{7}\u{1b}[2J.jsonl");
+    let payload = v.to_string();
+    let mut hostile = magic.to_vec();
+    hostile.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    hostile.extend_from_slice(payload.as_bytes());
+    hostile.extend_from_slice(&bytes[8 + len..]);
+    std::fs::write(&copy, hostile).unwrap();
+    std::fs::write(dir.join("\u{1b}[31mred.g0.jsonl.zst"), b"x").unwrap();
+
+    let out = run(&env, &["reindex", "--from-copies"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(text.contains("Not rebuilt (2):"), "{text}");
+    assert!(text.contains("holds control characters"), "{text}");
+    assert!(
+        text.contains("/red.g0.jsonl.zst: no manifest in it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("The old database was moved aside, not deleted: "),
+        "{text}"
+    );
+}
