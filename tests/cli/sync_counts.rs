@@ -53,3 +53,44 @@ fn a_session_named_after_its_first_commit_counts_once() {
     assert_eq!(counts(&report), (0.into(), 0.into(), 1.into()), "{report}");
     assert_eq!(env.json(&["sessions"]).as_array().unwrap().len(), 1);
 }
+
+/// A sync that finds another process holding the capture lock (a `cairn sync` stopped with
+/// Ctrl-Z, the app's live capture) says it waits and for what, then goes on once it is let go:
+/// it waited in silence, the bar at 0 B and "0s left".
+#[test]
+fn a_sync_waiting_for_the_capture_lock_says_so() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let project = env.claude().join("-p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("w.jsonl"),
+        line("waits-1", "u1", "a new session") + "\n",
+    )
+    .unwrap();
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(env.data().join("capture.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let child = env
+        .command()
+        .args(["--json", "sync"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held long enough for the sync to read the new file and reach its commit.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    lock.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Waiting for another Cairn capture to finish")
+            && stderr.contains("capture.lock"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["sessions_added"], 1, "{report}");
+}

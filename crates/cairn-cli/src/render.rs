@@ -5,6 +5,7 @@
 //! writes those characters as `\u` escapes ([`json`]), so it is as inert on a terminal.
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::Mutex;
 
 use anyhow::Result;
@@ -1398,6 +1399,8 @@ fn bar_style(template: &str) -> ProgressStyle {
 pub struct Bar {
     bar: Mutex<Option<ProgressBar>>,
     enabled: bool,
+    /// Whether the wait for another capture was said (once a run, bar or not).
+    waited: std::sync::atomic::AtomicBool,
 }
 
 impl Bar {
@@ -1405,6 +1408,7 @@ impl Bar {
         Bar {
             bar: Mutex::new(None),
             enabled,
+            waited: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -1446,6 +1450,21 @@ impl Progress for Bar {
             && let Some(bar) = slot.as_ref()
         {
             bar.inc(bytes);
+        }
+    }
+
+    /// One line on stderr, with or without a bar (`--json` too: stdout stays the document).
+    fn waiting(&self, lock: &Path) {
+        if self.waited.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let line = format!(
+            "Waiting for another Cairn capture to finish (it holds {}): a sync, a reindex or the app's live capture; a `cairn sync` stopped with Ctrl-Z holds it until it goes on (`fg`) or ends.",
+            clean(&lock.display().to_string())
+        );
+        match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
         }
     }
 }

@@ -159,6 +159,9 @@ pub trait Progress: Sync {
     fn start(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _bytes: u64) {}
     fn finish(&self) {}
+    /// Another process holds the capture lock (`lock`, the file): the work waits for it
+    /// ([`CaptureLock::lock_telling`]). Said before each wait, so a wait is never silent.
+    fn waiting(&self, _lock: &Path) {}
 }
 
 /// No progress reporting.
@@ -197,6 +200,22 @@ impl CaptureLock {
             source: e,
         })?;
         Ok(LockGuard { file: &self.file })
+    }
+
+    /// [`Self::lock`], telling `progress` first when another process holds the lock (a sync
+    /// stopped with Ctrl-Z holds it until it goes on or ends: a person waits for something named).
+    pub fn lock_telling(&self, progress: &dyn Progress) -> Result<LockGuard<'_>> {
+        match self.file.try_lock() {
+            Ok(()) => return Ok(LockGuard { file: &self.file }),
+            Err(std::fs::TryLockError::WouldBlock) => progress.waiting(&self.path),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::Write {
+                    path: self.path.clone(),
+                    source: e,
+                });
+            }
+        }
+        self.lock()
     }
 
     /// Take the lock, waiting at most `wait` for another process to release it, else
@@ -676,7 +695,9 @@ pub fn capture_many(
                 continue;
             }
             let batches: Vec<&Batch> = group.iter().map(|(_, b)| b.as_ref()).collect();
-            let committed = lock.lock().and_then(|_guard| writer.commit_group(&batches));
+            let committed = lock
+                .lock_telling(progress)
+                .and_then(|_guard| writer.commit_group(&batches));
             match committed {
                 Ok(results) => {
                     for ((i, batch), result) in group.iter().zip(results) {
@@ -699,7 +720,7 @@ pub fn capture_many(
         return Err(err);
     }
     if !retry.is_empty() {
-        let _guard = lock.lock()?;
+        let _guard = lock.lock_telling(progress)?;
         for file in &retry {
             capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
         }

@@ -187,7 +187,7 @@ impl Cairn {
         let mut touched = capture::Touched::default();
         let (mut before, mut after, mut changed) = (0u64, 0u64, 0u64);
         for planned in &plans {
-            let held = lock.lock()?;
+            let held = lock.lock_telling(progress)?;
             let outcome = self.reindex_session(&mut store, planned, req.dry_run, &now)?;
             drop(held);
             progress.advance(planned.bytes);
