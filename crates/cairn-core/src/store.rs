@@ -222,10 +222,14 @@ impl Store {
             "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
         } else {
             // WAL + synchronous=NORMAL: a committed transaction survives a process crash; a power
-            // loss can only lose the last transactions, never corrupt the file.
+            // loss can only lose the last transactions, never corrupt the file. The WAL grows to
+            // about 32 MiB between checkpoints (fewer, larger ones for a bulk sync); once one
+            // resets it, it is cut back to 8 MiB, not kept at its largest while the app or an
+            // MCP server stays open (it filled a small disk Cairn's own archive was on).
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768;
-             PRAGMA wal_autocheckpoint = 8192; PRAGMA mmap_size = 268435456;"
+             PRAGMA wal_autocheckpoint = 8192; PRAGMA journal_size_limit = 8388608;
+             PRAGMA mmap_size = 268435456;"
         };
         self.conn.execute_batch(pragmas).map_err(|e| self.err(e))
     }
@@ -361,6 +365,37 @@ mod tests {
             immutable_uri(Path::new("/data/my dir/a?b#c%d.db")),
             "file:/data/my%20dir/a%3Fb%23c%25d.db?immutable=1"
         );
+    }
+
+    /// The WAL a checkpoint reset is cut back to `journal_size_limit`: it stayed at its largest
+    /// (32 MiB and more) while a connection stayed open.
+    #[test]
+    fn a_reset_wal_is_cut_back() {
+        fn nothing(_: &mut Connection, _: &Path) -> Result<()> {
+            Ok(())
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let schema = Schema {
+            steps: &[],
+            after_open: nothing,
+        };
+        let store = Store::open_with(&path, &schema).unwrap();
+        let conn = store.conn();
+        conn.execute_batch("CREATE TABLE filler (x BLOB)").unwrap();
+        let wal = dir.path().join(format!("{DB_FILE}-wal"));
+        // 48 MiB in 1 MiB commits: past the 8,192-page autocheckpoint, which resets the WAL.
+        let sizes: Vec<u64> = (0..48)
+            .map(|_| {
+                conn.execute("INSERT INTO filler (x) VALUES (randomblob(1048576))", [])
+                    .unwrap();
+                std::fs::metadata(&wal).unwrap().len()
+            })
+            .collect();
+        let peak = (0..sizes.len()).max_by_key(|&i| sizes[i]).unwrap();
+        assert!(sizes[peak] > 30 << 20, "the WAL grew to {sizes:?} only");
+        let after = sizes[peak..].iter().min().unwrap();
+        assert!(*after <= 10 << 20, "the WAL was never cut back: {sizes:?}");
     }
 
     /// An error from a bare connection names the database file it has open, never a made-up
