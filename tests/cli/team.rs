@@ -901,8 +901,13 @@ fn only_the_databases_owner_sets_the_team_archive_up_and_a_push_says_so() {
     let out = alice.run(&["team", "push", "--to", &db.url(&alice)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
+    // A teammate is told to ask the owner, by name (their own `team init` is refused).
     assert!(
-        err.contains("holds no team archive yet") && err.contains("cairn team init --to"),
+        err.contains("holds no team archive yet")
+            && err.contains(&format!(
+                "ask the database's owner ({}) to set it up once with `cairn team init`",
+                db.owner.role
+            )),
         "{err}"
     );
     assert_eq!(
@@ -910,6 +915,13 @@ fn only_the_databases_owner_sets_the_team_archive_up_and_a_push_says_so() {
         0
     );
     let url = db.url(&db.owner);
+    // The owner is told to run it.
+    let own = db.owner.run(&["team", "push", "--to", &url]);
+    let err = String::from_utf8_lossy(&own.stderr);
+    assert!(
+        err.contains(&format!("set it up once with `cairn team init --to {url}`")),
+        "{err}"
+    );
     let init = || {
         db.owner
             .cairn(&["--json", "team", "init", "--to", &url])
@@ -1330,6 +1342,84 @@ fn the_read_paths_see_every_teammate_and_recall_only_trusted_entries() {
     assert_eq!(db.count("SELECT count(*) FROM cairn.recall_entries"), 0);
 }
 
+/// A key holding an escape sequence (a row no Cairn pushed) is printed cleaned by every read,
+/// and that printed key is the one `team show` takes.
+#[test]
+fn a_hostile_key_is_shown_cleaned_and_show_takes_it_as_printed() {
+    let db = TeamDb::new();
+    let mallory = db.mate("mallory");
+    let m_url = format!("postgres://{}@{}/{}", mallory.role, db.at, db.name);
+    psql(
+        &m_url,
+        Some(&mallory.password),
+        "INSERT INTO cairn.sessions (session_key, agent, title, record_count, turn_count)
+           VALUES ('sha256-mal' || chr(27) || '[2Jlory' || repeat('0', 23), 'claude', 'odd key', 1, 1);
+         INSERT INTO cairn.records (session_key, ordinal, turn_index, kind, role, body)
+           VALUES ('sha256-mal' || chr(27) || '[2Jlory' || repeat('0', 23), 0, 0, 'message', 'user', 'quokkaword here');",
+    )
+    .unwrap();
+    let alice = db.mate("alice");
+    let from = db.url(&alice);
+    let hits = alice.json(&["team", "search", "quokkaword", "--from", &from]);
+    let printed = hits[0]["session_key"].as_str().unwrap().to_owned();
+    assert_eq!(
+        printed,
+        format!("sha256-mallory{}", "0".repeat(23)),
+        "{hits:#}"
+    );
+    for name in [printed.as_str(), &printed[..15]] {
+        let show = alice.json(&["team", "show", name, "--from", &from]);
+        assert_eq!(show["session"]["session_key"], printed.as_str(), "{show:#}");
+        assert_eq!(show["records"][0]["text"], "quokkaword here", "{show:#}");
+    }
+    // The stored form finds it too, by a prefix before the escape.
+    let show = alice.json(&["team", "show", "sha256-mal", "--from", &from]);
+    assert_eq!(show["session"]["title"], "odd key", "{show:#}");
+}
+
+/// `team show` lists a session's records in the order they happened: by ordinal as a number
+/// (a text order reads 0, 1, 10, 11, …, 2), in JSON and in the human output alike.
+#[test]
+fn team_show_lists_a_session_s_records_in_ordinal_order() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    let bob = db.mate("bob");
+    let from = db.url(&bob);
+    let key = db.sql(
+        "SELECT session_key FROM cairn.sessions WHERE record_count > 25
+         ORDER BY record_count DESC, session_key LIMIT 1",
+    );
+    assert!(
+        key.starts_with("sha256-"),
+        "no session of more than 25 records: {key}"
+    );
+    let wanted: Vec<i64> = db
+        .sql(&format!(
+            "SELECT string_agg(ordinal::text, ',' ORDER BY ordinal) FROM cairn.records
+             WHERE session_key = '{key}' AND NOT retracted"
+        ))
+        .split(',')
+        .map(|o| o.parse().unwrap())
+        .collect();
+    assert!(wanted.len() > 25, "{wanted:?}");
+    let show = bob.json(&["team", "show", &key, "--from", &from]);
+    let got: Vec<i64> = show["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ordinal"].as_i64().unwrap())
+        .collect();
+    assert_eq!(got, wanted);
+    let human = bob.ok(&["team", "show", &key, "--from", &from]);
+    let heads: Vec<i64> = human
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect();
+    assert_eq!(heads, wanted, "{human}");
+}
+
 #[test]
 fn credentials_and_tls_rules_hold_at_the_command_line() {
     let db = TeamDb::new();
@@ -1372,8 +1462,10 @@ fn credentials_and_tls_rules_hold_at_the_command_line() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("wrong-pw-value"), "{err}");
+    // The hint names the password that was tried, not every place one may come from.
     assert!(
-        err.contains("hint: check the user, and the password (PGPASSWORD"),
+        err.contains("hint: check the user, and the password (the one in PGPASSWORD was used)")
+            && !err.contains("keyring"),
         "{err}"
     );
     // Off loopback, TLS is required: refused before any connection is tried.
@@ -1778,7 +1870,7 @@ fn the_keyring_keeps_the_password_and_comes_after_the_variables() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("hint: check the user, and the password (the one you typed)"),
+        err.contains("hint: check the user, and the password (the one you typed was used)"),
         "{err}"
     );
     assert_eq!(secret_tool_lookup(&account), None);
@@ -1828,6 +1920,11 @@ fn the_keyring_keeps_the_password_and_comes_after_the_variables() {
         .unwrap();
     never_shown(&out);
     assert!(!out.status.success(), "the keyring's password was used");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("(the one in PGPASSWORD was used)") && !err.contains("keyring"),
+        "{err}"
+    );
 
     // Login again replaces it; nothing of it in the data dir.
     let out = alice.keyring_cairn(&bus, &["team", "login", "--to", &url], &format!("{pw}\n"));

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use anyhow::Result;
 use cairn_core::archive::capture::{Progress, SyncReport, Warning};
 use cairn_core::doctor::{DoctorReport, Status};
+use cairn_core::text::{is_bidi_control, is_invisible_break};
 use cairn_core::views::search::SearchAnswer;
 use cairn_core::views::sessions::SessionSummary;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -57,8 +58,9 @@ fn json_with<T: Serialize>(
     Ok(())
 }
 
-/// serde_json's pretty formatter (or its compact one, without), with C1 and bidi controls in
-/// strings escaped.
+/// serde_json's pretty formatter (or its compact one, without), with C1 and bidi controls and
+/// the invisible characters that hide inside a word (a zero-width space) in strings escaped:
+/// the same string to a program, one a reader sees whole on a terminal.
 struct InertFormatter(Option<serde_json::ser::PrettyFormatter<'static>>);
 
 /// Each layout call goes to the pretty formatter when there is one, else to the compact one.
@@ -81,7 +83,7 @@ impl serde_json::ser::Formatter for InertFormatter {
     ) -> std::io::Result<()> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
-            if c.is_control() || cairn_core::text::is_bidi_control(c) {
+            if c.is_control() || is_bidi_control(c) || is_invisible_break(c) {
                 writer.write_all(&fragment.as_bytes()[start..i])?;
                 write!(writer, "\\u{:04x}", u32::from(c))?;
                 start = i + c.len_utf8();
@@ -731,6 +733,12 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView, keys: b
         }
         if let Some(key) = &s.archive_key {
             writeln!(out, "  whole session: cairn show {}", line(key, 80))?;
+        } else if s.untrusted {
+            // `show` has nothing more of it: say so here, not send the reader to it.
+            writeln!(
+                out,
+                "  only its summary was shared: its publisher shares the whole session with `cairn publish --full`"
+            )?;
         }
         if let Some(why) = s.why_related.first() {
             writeln!(out, "  why: {}", line(&why.reason, 140))?;
@@ -780,13 +788,31 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView, keys: b
         other_repos(out, c)?;
     }
     writeln!(out)?;
+    // Teammates' summaries have no turns to show: the pointer to `show` is for the others.
+    let summaries = v
+        .sessions
+        .iter()
+        .filter(|s| s.untrusted && s.archive_key.is_none())
+        .count();
+    if summaries == v.sessions.len() {
+        writeln!(
+            out,
+            "This is a skim of teammates' summaries: only their publishers' `cairn publish --full` shares the whole sessions, which `cairn show` then opens."
+        )?;
+        return Ok(());
+    }
     writeln!(
         out,
-        "This is a skim: all related sessions and turns, abbreviated. For exact detail, use `cairn show <session> --turn <turn>` with the keys {}.",
+        "This is a skim: all related sessions and turns, abbreviated. For exact detail, use `cairn show <session> --turn <turn>` with the keys {}{}.",
         if keys {
             "above"
         } else {
             "from `cairn --keys skim` (or `cairn --json skim`)"
+        },
+        if summaries > 0 {
+            " (not for a teammate's session shared as a summary only)"
+        } else {
+            ""
         }
     )?;
     Ok(())
@@ -1113,6 +1139,21 @@ pub fn publish(out: &mut impl Write, r: &cairn_core::git::publish::PublishReport
             plural(r.weak_left_out, "session")
         )?;
     }
+    let unknown = r.unplaced_left_out;
+    if unknown > 0 {
+        let why = match r.unplaced_redacted {
+            0 => "their folder was in no repository Cairn could read when they were captured (gone, or never one)".to_owned(),
+            n if n == unknown => "their folder's name was redacted when they were captured (it looked like a secret), so their repository cannot be told".to_owned(),
+            n => format!(
+                "{n} had their folder's name redacted when they were captured (it looked like a secret), the others ran in no repository Cairn could read"
+            ),
+        };
+        writeln!(
+            out,
+            "Left out {} linked to it whose repository is not known: {why}. A session is shared in its own repository's refs only.",
+            plural(unknown, "session")
+        )?;
+    }
     if r.sessions == 0 {
         return Ok(());
     }
@@ -1183,6 +1224,12 @@ pub fn push(out: &mut impl Write, r: &cairn_core::git::publish::PushReport) -> R
         clean(&r.remote),
         r.unchanged
     )?;
+    if r.pushed + r.unchanged + r.withdrawn + r.not_own == 0 && r.refused.is_empty() {
+        writeln!(
+            out,
+            "Nothing of yours is published in this repository yet: `cairn publish <branch>` first, then push."
+        )?;
+    }
     if r.withdrawn > 0 {
         writeln!(
             out,
@@ -1220,6 +1267,14 @@ pub fn pull(out: &mut impl Write, r: &cairn_core::git::publish::PullReport) -> R
         clean(&r.remote),
         r.unchanged
     )?;
+    let seen = r.sessions_imported + r.unchanged + r.forgotten + r.withdrawn + r.skipped_more;
+    if seen == 0 && r.skipped.is_empty() {
+        writeln!(
+            out,
+            "{} has no published sessions (no refs/cairn/sessions/*): teammates share theirs with `cairn publish` and `cairn push`.",
+            clean(&r.remote)
+        )?;
+    }
     if r.transcripts_imported > 0 {
         writeln!(
             out,
@@ -1592,6 +1647,17 @@ mod tests {
             .map(|l| l.find("  p  ").unwrap())
             .collect();
         assert_eq!(columns, [29, 29], "{text}");
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn json_writes_what_a_reader_would_not_see_as_escapes() {
+        let mut out = Vec::new();
+        json_line(&mut out, &"ab\u{200b}cd\u{202e}\u{9b}e\u{feff}").unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, "\"ab\\u200bcd\\u202e\\u009be\\ufeff\"\n");
+        let back: String = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, "ab\u{200b}cd\u{202e}\u{9b}e\u{feff}");
     }
 
     #[test]

@@ -19,8 +19,9 @@ pub struct ResumeArgs {
 
 pub fn run(args: ResumeArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -> Result<i32> {
     let resume = cairn.resume_command(&args.session)?;
-    // What a person types to name it (the agent's id), not the internal key.
-    let handle = clean(&cairn.session_handle(&resume.session_key)?);
+    // The session as the person named it: another name (a pulled session's agent id is its
+    // publisher's key) would be one they never saw.
+    let handle = clean(args.session.trim());
     if !args.run {
         if json {
             render::json(out, &resume)?;

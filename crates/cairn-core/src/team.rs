@@ -9,6 +9,7 @@
 //! `team_pushed_entries`, keyed by the server's archive id and the role): never an address, a
 //! user name or a credential.
 
+pub mod conn;
 pub mod forget;
 pub mod keyring;
 pub mod push;

@@ -24,6 +24,8 @@ impl Cairn {
         let views::skim::Publishable {
             sessions,
             weak_left_out,
+            unplaced_left_out,
+            unplaced_redacted,
         } = views::skim::publishable(store.conn(), target, &repo).map_err(|e| store.err(e))?;
         let full = match full {
             false => None,
@@ -47,6 +49,8 @@ impl Cairn {
         let mut report =
             git::publish::publish(store.conn(), &repo, target, sessions, full, dry_run, &now)?;
         report.weak_left_out = weak_left_out;
+        report.unplaced_left_out = unplaced_left_out;
+        report.unplaced_redacted = unplaced_redacted;
         Ok(report)
     }
 
@@ -98,24 +102,37 @@ impl Cairn {
             };
             match admitted {
                 Ok((file_name, by)) => {
-                    // A capture that failed (a full disk, say) is tried again by the next pull.
                     let local = crate::keys::session_key(
                         crate::archive::Agent::Atif,
                         t.session_key.as_bytes(),
                     );
-                    if let Err(e) =
-                        self.capture_pulled(&repo, &local, &file_name, &t.trajectory, &by)
-                    {
-                        report.skip(
-                            &refname,
-                            git::publish::transcript_refused(&crate::text::one_line(
-                                &e.to_string(),
-                                200,
-                            )),
-                        );
-                        continue;
+                    match self.capture_pulled(&repo, &local, &file_name, &t.trajectory, &by) {
+                        Ok(()) => report.transcripts_imported += 1,
+                        // The transcript itself is refused: the same bytes are refused again,
+                        // so the document is done (said once, not tried again until its
+                        // publisher publishes it again).
+                        Err(e) if e.kind() == crate::error::ErrorKind::Invalid => {
+                            report.skip(
+                                &refname,
+                                git::publish::transcript_refused(&format!(
+                                    "{} (not tried again until it is published again)",
+                                    crate::text::one_line(&e.to_string(), 200)
+                                )),
+                            );
+                        }
+                        // A capture that failed here (a full disk, the archive busy) stays
+                        // pending: the next pull tries it again.
+                        Err(e) => {
+                            report.skip(
+                                &refname,
+                                git::publish::transcript_refused(&format!(
+                                    "{}; the next pull tries again",
+                                    crate::text::one_line(&e.to_string(), 200)
+                                )),
+                            );
+                            continue;
+                        }
                     }
-                    report.transcripts_imported += 1;
                 }
                 // Refused: as a refused document, skipped until the ref changes.
                 Err(why) => report.skip(&refname, git::publish::transcript_refused(&why)),
@@ -218,17 +235,31 @@ impl Cairn {
         // capture below redacts what it reads again, which changes nothing then).
         let mut trajectory = trajectory.clone();
         redact_trajectory(&mut trajectory);
-        write_pulled(&path, &trajectory)?;
-        let checked = crate::archive::atif::check_file(&path)?;
+        // Checked beside its place first: a refused transcript neither stays under `pulled/`
+        // nor replaces the one an earlier pull captured.
+        let trial = dir.join(format!("{file_name}.checking"));
+        write_pulled(&trial, &trajectory)?;
+        let checked = crate::archive::atif::check_file(&trial).map_err(|e| {
+            let _ = std::fs::remove_file(&trial);
+            without_file(e, &trial)
+        })?;
+        std::fs::rename(&trial, &path).map_err(|source| {
+            let _ = std::fs::remove_file(&trial);
+            Error::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        let real = checked.path.with_file_name(file_name);
         {
             let store = self.store();
-            crate::archive::store::mark_pulled(store.conn(), &checked.path.to_string_lossy(), by)
+            crate::archive::store::mark_pulled(store.conn(), &real.to_string_lossy(), by)
                 .map_err(|e| store.err(e))?;
         }
         let file = FoundFile {
             agent: crate::archive::Agent::Atif,
             role: crate::archive::sources::FileRole::Main,
-            path: checked.path,
+            path: real,
             parent_hint: None,
             agent_id: None,
         };
@@ -317,6 +348,22 @@ impl Cairn {
 
 /// Where teammates' trajectories are kept under the data dir.
 const PULLED_DIR: &str = "pulled";
+
+/// A refusal of the trial copy at `path` without the copy's path (removed, and never the
+/// person's to look at): only why the transcript is refused.
+fn without_file(e: Error, path: &std::path::Path) -> Error {
+    match e {
+        Error::Invalid(m) => {
+            let shown = crate::text::one_line(&path.display().to_string(), 200);
+            let why = m
+                .strip_prefix(&format!("cannot import {shown}: "))
+                .map(str::to_owned)
+                .unwrap_or(m);
+            Error::Invalid(why)
+        }
+        other => other,
+    }
+}
 
 /// A teammate's trajectory redacted in place; whether anything changed.
 fn redact_trajectory(trajectory: &mut serde_json::Value) -> bool {

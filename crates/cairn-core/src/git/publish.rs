@@ -59,6 +59,15 @@ pub struct PublishReport {
     /// Sessions that only ran while the target was checked out (weak links alone): never
     /// published.
     pub weak_left_out: u32,
+    /// Sessions related to the target by work whose repository is not known (their folder was
+    /// in none Cairn could read at capture, or its name was redacted): never published, since
+    /// a document is shared in its repository's refs only.
+    #[serde(default)]
+    pub unplaced_left_out: u32,
+    /// Of [`PublishReport::unplaced_left_out`], those whose folder's name was redacted at
+    /// capture (it looked like a secret).
+    #[serde(default)]
+    pub unplaced_redacted: u32,
 }
 
 /// What `publish --full` adds: who publishes, and each session's ATIF trajectory as the archive
@@ -247,6 +256,8 @@ pub fn publish(
         transcripts: packed.len() as u32,
         transcript_bytes: packed.values().map(|b| b.len() as u64).sum(),
         weak_left_out: 0,
+        unplaced_left_out: 0,
+        unplaced_redacted: 0,
     };
     if dry_run {
         return Ok(report);
@@ -933,6 +944,16 @@ fn import(
             }
         };
         let document = serde_json::to_string(&doc).unwrap_or_default();
+        // The same document still pending (its transcript's capture failed, or waited for the
+        // byte budget) was counted by the pull that stored it: taking it again imports nothing.
+        let retried = tx
+            .prepare_cached(
+                "SELECT 1 FROM published_sessions WHERE common_dir = ?1 AND remote = ?2
+                     AND session_key = ?3 AND ref_commit = ?4 AND document = ?5",
+            )
+            .map_err(db)?
+            .exists(params![common_dir, remote, key, PENDING, document])
+            .map_err(db)?;
         tx.prepare_cached(
             "INSERT INTO published_sessions (common_dir, remote, session_key, document, target_keys, ref_commit, imported_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -950,7 +971,7 @@ fn import(
             now
         ])
         .map_err(db)?;
-        report.sessions_imported += 1;
+        report.sessions_imported += u32::from(!retried);
         stored.push(key);
     }
     tx.commit().map_err(db)?;

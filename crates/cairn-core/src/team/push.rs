@@ -15,11 +15,11 @@
 //! and forgotten here since is deleted from the team archive by the next push. Two pushes as the same
 //! role at once are refused (a session advisory lock); teammates' pushes touch disjoint rows.
 
-use postgres::Client;
-use postgres::types::ToSql;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
+use tokio_postgres::types::ToSql;
 
+use super::conn::Conn;
 use super::schema;
 use super::server::Server;
 use crate::archive::redact::Redactor;
@@ -71,14 +71,14 @@ pub fn push(
     let meta = schema::for_push(server, &mut client)?;
     let publisher: String = client
         .query_one("SELECT current_user::text", &[])
-        .and_then(|r| r.try_get(0))
+        .and_then(|r| Ok(r.try_get(0)?))
         .map_err(|e| server.error(e, "cannot read the current user"))?;
     let locked: bool = client
         .query_one(
             "SELECT pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext('cairn-push'), pg_catalog.hashtext(current_user))",
             &[],
         )
-        .and_then(|r| r.try_get(0))
+        .and_then(|r| Ok(r.try_get(0)?))
         .map_err(|e| server.error(e, "cannot take the push lock"))?;
     if !locked {
         return Err(server.fail(
@@ -127,7 +127,7 @@ fn resumable(e: Error) -> Error {
 fn mirror(
     conn: &Connection,
     server: &Server,
-    client: &mut Client,
+    client: &mut Conn,
     meta: schema::Meta,
     publisher: String,
     home: Option<&str>,
@@ -461,7 +461,7 @@ fn sent_repo(sig: &str) -> Option<&str> {
 /// Set the repository of sessions pushed before (key, repository) in one transaction.
 fn send_repos(
     server: &Server,
-    client: &mut Client,
+    client: &mut Conn,
     moved: &[(String, Option<String>, String, i64)],
 ) -> Result<()> {
     let keys: Vec<&str> = moved.iter().map(|(k, ..)| k.as_str()).collect();
@@ -598,12 +598,7 @@ impl SessionBatch {
 
     /// Send in one transaction: the session upserted, its turns upserted, new records upserted
     /// in batches, its links replaced.
-    fn send(
-        &self,
-        server: &Server,
-        client: &mut Client,
-        report: &mut TeamPushReport,
-    ) -> Result<()> {
+    fn send(&self, server: &Server, client: &mut Conn, report: &mut TeamPushReport) -> Result<()> {
         let key = &self.session.session_key;
         let err = |e| server.error(e, &format!("cannot push session {key}"));
         let mut tx = client.transaction().map_err(err)?;
@@ -755,7 +750,7 @@ impl SessionBatch {
 fn push_entries(
     conn: &Connection,
     server: &Server,
-    client: &mut Client,
+    client: &mut Conn,
     cursor: &Cursor,
     redactor: &Redactor,
     home: Option<&str>,

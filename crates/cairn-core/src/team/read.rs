@@ -7,9 +7,10 @@
 //! through [`cell`] — [`crate::text::printable`], the one cleaning function, then the redactor —
 //! numbers parsed from that text (anything else is `None`), timestamps kept only when RFC 3339.
 
-use postgres::{Client, Row};
 use serde::{Deserialize, Serialize};
+use tokio_postgres::Row;
 
+use super::conn::Conn;
 use super::schema;
 use super::server::Server;
 use crate::error::{ErrorKind, Result};
@@ -231,7 +232,7 @@ pub fn check(server: &Server) -> Result<TeamCheck> {
 /// A read-only connection to a team archive whose schema this binary reads.
 pub struct Reader<'a> {
     server: &'a Server,
-    client: Client,
+    client: Conn,
 }
 
 impl<'a> Reader<'a> {
@@ -257,7 +258,7 @@ impl<'a> Reader<'a> {
     fn query(
         &mut self,
         sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
         what: &str,
     ) -> Result<Vec<Row>> {
         self.client
@@ -363,10 +364,7 @@ impl<'a> Reader<'a> {
         let server = self.server;
         let mut tx = self
             .client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
+            .snapshot()
             .map_err(|e| server.error(e, "cannot begin"))?;
         // `picked`: the sessions shown, numbered newest first (`rn`, from `skip` + 1), with how
         // many matched; `$n` is the placeholder of `skip` in the statement it starts.
@@ -577,22 +575,38 @@ impl<'a> Reader<'a> {
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
+        // The rows are found, and read, by their key and publisher as stored; only what is
+        // shown is cleaned. A key whose cleaning changes it (a hostile row's, with an escape
+        // in it) is printed cleaned, and that form finds it too: it is looked for among the
+        // keys and publishers cleaning would change.
         let found = self.query(
-            "SELECT publisher::text, session_key::text FROM cairn.sessions
-             WHERE session_key LIKE $1 AND ($2::text IS NULL OR publisher = $2)
-             ORDER BY publisher, session_key LIMIT 10",
+            "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
+             WHERE s.session_key LIKE $1 AND ($2::text IS NULL OR s.publisher = $2)
+               AND length(s.session_key) <= 600 AND length(s.publisher) <= 600
+             ORDER BY s.publisher, s.session_key LIMIT 10",
             &[&pattern, &publisher],
             "cannot find the session",
         )?;
-        let ids: Vec<(String, String)> = found
-            .iter()
-            .map(|r| {
-                (
-                    cell(r, 0, SHORT_CAP).unwrap_or_default(),
-                    cell(r, 1, SHORT_CAP).unwrap_or_default(),
-                )
-            })
-            .collect();
+        let mut ids: Vec<Found> = found.iter().filter_map(Found::of).collect();
+        if ids.is_empty() {
+            let unusual = self.query(
+                "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
+                 WHERE (s.session_key ~ '[^ -~]' OR s.publisher ~ '[^ -~]')
+                   AND length(s.session_key) <= 600 AND length(s.publisher) <= 600
+                 ORDER BY s.publisher, s.session_key LIMIT 1000",
+                &[],
+                "cannot find the session",
+            )?;
+            ids = unusual
+                .iter()
+                .filter_map(Found::of)
+                .filter(|f| {
+                    f.shown.1.starts_with(session)
+                        && publisher.is_none_or(|p| f.shown.0 == p || f.raw.0 == p)
+                })
+                .take(10)
+                .collect();
+        }
         let (publisher, key) = match ids.as_slice() {
             [] => {
                 return Err(self.server.fail(
@@ -604,13 +618,16 @@ impl<'a> Reader<'a> {
                     None,
                 ));
             }
-            [one] => one.clone(),
+            [one] => one.raw.clone(),
             many => {
-                let names: Vec<String> = many.iter().map(|(p, k)| format!("{p}/{k}")).collect();
+                let names: Vec<String> = many
+                    .iter()
+                    .map(|f| format!("{}/{}", f.shown.0, f.shown.1))
+                    .collect();
                 // Keys are the agents' session ids hashed: two publishers may share one.
-                let whole = many.iter().all(|(_, k)| k == &many[0].1);
+                let whole = many.iter().all(|f| f.raw.1 == many[0].raw.1);
                 let hint = if whole {
-                    format!("name the publisher too: --publisher {}", many[0].0)
+                    format!("name the publisher too: --publisher {}", many[0].shown.0)
                 } else {
                     "give more of the key, or --publisher".to_owned()
                 };
@@ -624,7 +641,7 @@ impl<'a> Reader<'a> {
         let Some(s) = self.session_row(&publisher, &key)? else {
             return Err(self.server.fail(
                 ErrorKind::NotFound,
-                format!("session {key} is gone"),
+                format!("session {} is gone", clean(&key, SHORT_CAP)),
                 None,
             ));
         };
@@ -644,14 +661,16 @@ impl<'a> Reader<'a> {
             .collect();
         let limit = i64::from(SHOW_RECORDS) + 1;
         let cap = SHOW_CAP as i64;
+        // Ordered by the table's column, qualified: a bare `ordinal` names the output column
+        // `ordinal::text`, which sorts 0, 1, 10, 11, …, 2 (and the limit keeps the wrong ones).
         let rows = self.query(
-            "SELECT ordinal::text, turn_index::text, left(ts::text, 64), left(kind::text, 40), left(role::text, 40),
-                    left(body::text, $4::int4), left(tool_name::text, 200), left(tool_input::text, $4::int4),
-                    left(outcome::text, 40), exit_code::text, cut::text,
-                    (length(body::text) > $4 OR length(tool_input::text) > $4)::text
-             FROM cairn.records
-             WHERE publisher = $1 AND session_key = $2 AND NOT retracted
-             ORDER BY ordinal LIMIT $3",
+            "SELECT r.ordinal::text, r.turn_index::text, left(r.ts::text, 64), left(r.kind::text, 40),
+                    left(r.role::text, 40), left(r.body::text, $4::int4), left(r.tool_name::text, 200),
+                    left(r.tool_input::text, $4::int4), left(r.outcome::text, 40), r.exit_code::text,
+                    r.cut::text, (length(r.body::text) > $4 OR length(r.tool_input::text) > $4)::text
+             FROM cairn.records r
+             WHERE r.publisher = $1 AND r.session_key = $2 AND NOT r.retracted
+             ORDER BY r.ordinal LIMIT $3",
             &[&publisher, &key, &limit, &(cap as i32)],
             "cannot read records",
         )?;
@@ -826,24 +845,47 @@ fn why_of(r: &Row, at: usize) -> TeamWhy {
     }
 }
 
-/// Column `i` as clean text: [`crate::text::printable`], redacted (a teammate's Cairn redacted
-/// what it pushed, but a row is anyone's text who can write the tables), at most `max` bytes.
-/// Anything that is not text (the query casts every column) is `None`.
+/// Column `i` as clean text ([`clean`]). Anything that is not text (the query casts every
+/// column) is `None`.
 pub fn cell(r: &Row, i: usize, max: usize) -> Option<String> {
     let raw: Option<String> = r.try_get(i).ok().flatten();
-    raw.map(|s| {
-        let mut s =
-            crate::archive::redact::Redactor::global().redact_printable(&s, "", &mut Vec::new());
-        if s.len() > max {
-            let mut end = max;
-            while !s.is_char_boundary(end) {
-                end -= 1;
-            }
-            s.truncate(end);
-            s.push('…');
+    raw.map(|s| clean(&s, max))
+}
+
+/// A teammate's text as shown: [`crate::text::printable`], redacted (a teammate's Cairn
+/// redacted what it pushed, but a row is anyone's text who can write the tables), at most
+/// `max` bytes.
+fn clean(raw: &str, max: usize) -> String {
+    let mut s =
+        crate::archive::redact::Redactor::global().redact_printable(raw, "", &mut Vec::new());
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
         }
-        s
-    })
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
+/// A session `show` found: its publisher and key as stored (what the next statements name)
+/// and as shown.
+struct Found {
+    raw: (String, String),
+    shown: (String, String),
+}
+
+impl Found {
+    /// Columns 0 and 1 (publisher, key); `None` when either is not text.
+    fn of(r: &Row) -> Option<Found> {
+        let publisher: String = r.try_get(0).ok()?;
+        let key: String = r.try_get(1).ok()?;
+        Some(Found {
+            shown: (clean(&publisher, SHORT_CAP), clean(&key, SHORT_CAP)),
+            raw: (publisher, key),
+        })
+    }
 }
 
 fn number(r: &Row, i: usize) -> Option<i64> {

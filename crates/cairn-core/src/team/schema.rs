@@ -18,7 +18,7 @@
 //! no stop words), the closest PostgreSQL has to the local archive's FTS5 `unicode61`; Recall
 //! entries with `english` (Snowball's English stemmer, as the local Recall analyzer stems).
 
-use postgres::Client;
+use super::conn::Conn;
 
 use super::server::Server;
 use crate::error::{ErrorKind, Result};
@@ -168,10 +168,10 @@ pub struct Meta {
 }
 
 /// Read the server's schema version and archive id, `None` when no Cairn schema is there.
-pub fn meta(server: &Server, client: &mut Client) -> Result<Option<Meta>> {
+pub fn meta(server: &Server, client: &mut Conn) -> Result<Option<Meta>> {
     let exists: bool = client
         .query_one("SELECT to_regclass('cairn.meta') IS NOT NULL", &[])
-        .and_then(|r| r.try_get(0))
+        .and_then(|r| Ok(r.try_get(0)?))
         .map_err(|e| server.error(e, "cannot read the schema"))?;
     if !exists {
         return Ok(None);
@@ -215,15 +215,7 @@ pub struct TeamInit {
 /// only `CONNECT` after it.
 pub fn init(server: &Server) -> Result<TeamInit> {
     let mut client = server.connect(false)?;
-    let may: (bool, String) = client
-        .query_one(
-            "SELECT d.datdba = r.oid OR r.rolsuper, pg_catalog.pg_get_userbyid(d.datdba)::text
-             FROM pg_catalog.pg_database d, pg_catalog.pg_roles r
-             WHERE d.datname = pg_catalog.current_database() AND r.rolname = current_user",
-            &[],
-        )
-        .and_then(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-        .map_err(|e| server.error(e, "cannot read the database's owner"))?;
+    let may = may_init(server, &mut client)?;
     if !may.0 {
         return Err(server.fail(
             ErrorKind::Refused,
@@ -262,20 +254,43 @@ pub fn init(server: &Server) -> Result<TeamInit> {
     })
 }
 
+/// Whether the role connected may set the team archive up (the database's owner, or a
+/// superuser), and the database owner's name.
+fn may_init(server: &Server, client: &mut Conn) -> Result<(bool, String)> {
+    client
+        .query_one(
+            "SELECT d.datdba = r.oid OR r.rolsuper, pg_catalog.pg_get_userbyid(d.datdba)::text
+             FROM pg_catalog.pg_database d, pg_catalog.pg_roles r
+             WHERE d.datname = pg_catalog.current_database() AND r.rolname = current_user",
+            &[],
+        )
+        .and_then(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .map_err(|e| server.error(e, "cannot read the database's owner"))
+}
+
 /// The schema a push writes to: there, at this binary's version (an older one is brought up
 /// when this role may), and intact. A push never creates it: its creator would own the tables.
-pub fn for_push(server: &Server, client: &mut Client) -> Result<Meta> {
+pub fn for_push(server: &Server, client: &mut Conn) -> Result<Meta> {
     let meta = match meta(server, client)? {
         None => {
+            // Only the database's owner may set it up: a teammate is told to ask them, by name.
+            let hint = match may_init(server, client)? {
+                (true, _) => format!(
+                    "set it up once with `cairn team init --to {}` (this role owns the \
+                     database), then teammates need only CONNECT",
+                    server.display()
+                ),
+                (false, owner) => format!(
+                    "ask the database's owner ({}) to set it up once with `cairn team init`: \
+                     only they may (the tables' owner can write past everyone's ownership); \
+                     then push again",
+                    crate::text::one_line(&owner, 80)
+                ),
+            };
             return Err(server.fail(
                 ErrorKind::NotFound,
                 "holds no team archive yet".into(),
-                Some(format!(
-                    "the database's owner sets it up once: `cairn team init --to {}` as that \
-                     role (not a teammate's: the tables' owner can write past everyone's \
-                     ownership), then teammates need only CONNECT",
-                    server.display()
-                )),
+                Some(hint),
             ));
         }
         Some(m) if m.version == VERSION => m,
@@ -311,7 +326,7 @@ pub fn for_push(server: &Server, client: &mut Client) -> Result<Meta> {
 /// owns a table can run code as whoever reads or writes it (a policy, a default, a trigger, a
 /// view in its place), so every connection refuses a schema `cairn` any other role owns a part
 /// of: the schema, a table, a view, a sequence or a function in it.
-fn check_owners(server: &Server, client: &mut Client) -> Result<()> {
+fn check_owners(server: &Server, client: &mut Conn) -> Result<()> {
     let rows = client
         .query(
             "WITH db AS (SELECT d.datdba FROM pg_catalog.pg_database d
@@ -358,7 +373,7 @@ fn check_owners(server: &Server, client: &mut Client) -> Result<()> {
 /// security is off or not forced, or that holds a trigger or a rule (a trigger runs as the
 /// teammate whose write fires it, and could write rows in their name). Only the tables' owner
 /// (or a superuser) can make such a change.
-pub fn check_intact(server: &Server, client: &mut Client) -> Result<()> {
+pub fn check_intact(server: &Server, client: &mut Conn) -> Result<()> {
     let names: Vec<String> = OWNED_TABLES.iter().map(|t| (*t).to_owned()).collect();
     let rows = client
         .query(
@@ -422,7 +437,7 @@ pub fn check_intact(server: &Server, client: &mut Client) -> Result<()> {
 
 /// Bring the server's schema to [`VERSION`]; returns its meta, and whether this call created
 /// it (of two at once, one did: the other waited for its lock, then found it there).
-pub fn migrate(server: &Server, client: &mut Client) -> Result<(Meta, bool)> {
+pub fn migrate(server: &Server, client: &mut Conn) -> Result<(Meta, bool)> {
     if let Some(m) = meta(server, client)?
         && m.version == VERSION
     {
@@ -450,17 +465,17 @@ pub fn migrate(server: &Server, client: &mut Client) -> Result<(Meta, bool)> {
 
 /// Under the migration lock: read the version (a teammate may have migrated while we waited),
 /// apply the missing steps, in one transaction. True when it created the schema.
-fn apply(server: &Server, client: &mut Client) -> Result<bool> {
+fn apply(server: &Server, client: &mut Conn) -> Result<bool> {
     let mut tx = client
         .transaction()
         .map_err(|e| server.error(e, "cannot begin"))?;
     let exists: bool = tx
         .query_one("SELECT to_regclass('cairn.meta') IS NOT NULL", &[])
-        .and_then(|r| r.try_get(0))
+        .and_then(|r| Ok(r.try_get(0)?))
         .map_err(|e| server.error(e, "cannot read the schema"))?;
     let mut version: i32 = if exists {
         tx.query_one("SELECT version FROM cairn.meta", &[])
-            .and_then(|r| r.try_get(0))
+            .and_then(|r| Ok(r.try_get(0)?))
             .map_err(|e| server.error(e, "cannot read cairn.meta"))?
     } else {
         0
@@ -500,15 +515,15 @@ const REPO_COLUMN: &str = "BEGIN;
 
 /// Whether `cairn.sessions` has the `repo` column ([`REPO_COLUMN`]); with `add`, it is added
 /// first when this role may (a role that may not is told so in the log, not failed).
-pub fn repo_column(server: &Server, client: &mut Client, add: bool) -> Result<bool> {
-    let has = |client: &mut Client| -> Result<bool> {
+pub fn repo_column(server: &Server, client: &mut Conn, add: bool) -> Result<bool> {
+    let has = |client: &mut Conn| -> Result<bool> {
         client
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM information_schema.columns
                  WHERE table_schema = 'cairn' AND table_name = 'sessions' AND column_name = 'repo')",
                 &[],
             )
-            .and_then(|r| r.try_get(0))
+            .and_then(|r| Ok(r.try_get(0)?))
             .map_err(|e| server.error(e, "cannot read the schema"))
     };
     let present = has(client)?;
@@ -522,13 +537,13 @@ pub fn repo_column(server: &Server, client: &mut Client, add: bool) -> Result<bo
     }
     match added {
         Ok(()) => Ok(true),
-        Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
             tracing::warn!(
                 "team archive: sessions are pushed without their repository until the schema's owner runs `cairn team init` (this role may not add the column)"
             );
             Ok(false)
         }
-        Err(e) if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) => {
             tracing::warn!(
                 "team archive: sessions are pushed without their repository this time (a teammate's read held the table; the next push adds the column)"
             );

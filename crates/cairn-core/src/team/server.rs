@@ -4,6 +4,13 @@
 //! socket; verified against the Mozilla roots), the address as every message shows it (no
 //! password, no query), and `scrub`, which every message from the server passes through.
 //!
+//! How long anything waits for the server: the login and each statement (one batch of a push)
+//! at most [`TIMEOUT_VAR`] seconds, [`DEFAULT_TIMEOUT`] unless set ([`super::conn`] bounds
+//! the wait on this side; the server is asked to cancel a statement, or end a transaction left
+//! idle, after as long); the TCP connect at most 15 s, or the connection string's
+//! `connect_timeout`; TCP keepalives after 30 s of quiet, so a peer whose host is gone is
+//! noticed between calls too.
+//!
 //! The password, first found wins: the connection string in `CAIRN_TEAM_URL`; then the variable
 //! (`PGPASSWORD`, or the one `[team]`'s `password_env` names); then the OS keyring's item for the
 //! server ([`super::keyring`], stored by `cairn team login` or Settings → Team). Never the
@@ -14,17 +21,27 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use postgres::config::{Host, SslMode};
-use postgres::{Client, Config, NoTls};
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::{Config, NoTls};
 
 use crate::config::TeamConfig;
 use crate::error::{Error, ErrorKind, Result};
+use crate::team::conn::{Conn, PgError};
 use crate::team::keyring;
 
 /// The environment variable holding the team archive's connection string.
 pub const URL_VAR: &str = "CAIRN_TEAM_URL";
 /// libpq's password variable, honoured when the connection string has none.
 pub const PASSWORD_VAR: &str = "PGPASSWORD";
+/// The environment variable bounding each wait for the server, in seconds.
+pub const TIMEOUT_VAR: &str = "CAIRN_TEAM_TIMEOUT";
+/// The bound when [`TIMEOUT_VAR`] is not set: far above what a batch of a push takes on a
+/// working server, short enough that a silent one is given up on.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The TCP connect's bound, unless the connection string sets `connect_timeout`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest [`TIMEOUT_VAR`] taken: a day.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
 
 /// A team archive to connect to.
 pub struct Server {
@@ -37,8 +54,15 @@ pub struct Server {
     password_from: String,
     /// Where the password was found.
     password_source: PasswordSource,
+    /// The password tried, as a hint names it when the server refuses it ("the one in
+    /// PGPASSWORD"): only that source, not every place one may come from.
+    password_used: Option<String>,
     /// The OS keyring's name for this server (`USER@HOST:PORT/DB`).
     account: String,
+    /// `HOST:PORT`, as a hint names the server.
+    endpoint: String,
+    /// How long the login and each statement may wait for the server.
+    wait: Duration,
 }
 
 /// Where a server's password was found (Settings → Team shows it; never the password).
@@ -206,7 +230,19 @@ impl Server {
             config.ssl_mode(SslMode::Require);
         }
         config.application_name("cairn");
-        config.connect_timeout(Duration::from_secs(15));
+        let wait = timeout_from(std::env::var(TIMEOUT_VAR).ok().as_deref())?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT.min(wait));
+        }
+        // A host that is gone answers no keepalive: noticed within about a minute (30 s of
+        // quiet, then 3 probes 10 s apart), and data left unacknowledged as long as a call may
+        // wait fails the connection (Linux).
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(30))
+            .keepalives_interval(Duration::from_secs(10))
+            .keepalives_retries(3)
+            .tcp_user_timeout(wait);
         // Last, the keyring (only asked when nothing above gave a password). A keyring that
         // cannot be asked is no error here: the server may not want a password; if it does,
         // the hint says why the keyring had none.
@@ -228,8 +264,19 @@ impl Server {
             }
         }
         secrets.retain(|s| !s.is_empty());
+        let password_used = match &source {
+            PasswordSource::Url => Some(format!("the one in {URL_VAR}'s connection string")),
+            PasswordSource::Variable(name) => Some(format!("the one in {name}")),
+            PasswordSource::Keyring => Some(format!(
+                "the one the OS keyring keeps for {account}; `cairn team login` replaces it"
+            )),
+            PasswordSource::None => None,
+        };
         Ok(Server {
+            password_used,
             display: display_of(&config),
+            endpoint: endpoint_of(&config),
+            wait,
             config,
             secrets,
             tls,
@@ -253,8 +300,16 @@ impl Server {
             tls: self.tls,
             password_from: "the one you typed".into(),
             password_source: PasswordSource::Keyring,
+            password_used: Some("the one you typed".into()),
             account: self.account.clone(),
+            endpoint: self.endpoint.clone(),
+            wait: self.wait,
         }
+    }
+
+    /// How long the login and each statement may wait for the server.
+    pub fn wait(&self) -> Duration {
+        self.wait
     }
 
     /// Where the password was found.
@@ -283,11 +338,11 @@ impl Server {
     }
 
     /// Connect. `read_only` makes every transaction of the session read-only.
-    pub fn connect(&self, read_only: bool) -> Result<Client> {
+    pub fn connect(&self, read_only: bool) -> Result<Conn> {
         let mut client = if self.tls {
-            self.config.connect(tls_connector())
+            Conn::connect(&self.config, tls_connector(), self.wait)
         } else {
-            self.config.connect(NoTls)
+            Conn::connect(&self.config, NoTls, self.wait)
         }
         .map_err(|e| self.error(e, "cannot connect"))?;
         // Names resolve in the system catalog only: a teammate who may create a schema named
@@ -296,14 +351,20 @@ impl Server {
         // as the first statement (a startup option is refused or dropped by some connection
         // poolers), after the role's own settings, and read back: a pooler that hands the
         // next statement to another server connection would lose it.
+        // With it, the server's own bounds, set the same way (so a pooler keeps them too):
+        // a statement running longer than a call waits is cancelled, and a transaction left
+        // idle (its client gone silent) is ended, with its locks.
+        let ms = self.wait.as_millis();
         let path: String = client
-            .simple_query(
-                "SET search_path TO pg_catalog, pg_temp; SELECT pg_catalog.current_setting('search_path')",
-            )
+            .simple_query(&format!(
+                "SET search_path TO pg_catalog, pg_temp; \
+                 SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}; \
+                 SELECT pg_catalog.current_setting('search_path')"
+            ))
             .map_err(|e| self.error(e, "cannot set the search path"))?
             .into_iter()
             .find_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
                 _ => None,
             })
             .unwrap_or_default();
@@ -329,17 +390,10 @@ impl Server {
     }
 
     /// A PostgreSQL error as Cairn's, its text scrubbed, with a kind and a hint.
-    pub fn error(&self, e: postgres::Error, doing: &str) -> Error {
-        let (kind, hint) = classify(&e, &self.password_from);
-        let detail = match e.as_db_error() {
-            Some(db) => db.message().to_owned(),
-            None => e.to_string(),
-        };
-        // A source error (I/O, TLS) says more than the wrapper.
-        let detail = match std::error::Error::source(&e) {
-            Some(src) if e.as_db_error().is_none() => format!("{detail}: {src}"),
-            _ => detail,
-        };
+    pub fn error(&self, e: impl Into<PgError>, doing: &str) -> Error {
+        let e = e.into();
+        let (kind, hint) = self.classify(&e);
+        let detail = e.to_string();
         Error::Team {
             server: self.display.clone(),
             message: crate::text::one_line(&self.scrub(&format!("{doing}: {detail}")), 500),
@@ -357,6 +411,66 @@ impl Server {
             hint,
         }
     }
+
+    /// What kind of failure `e` is, and what to do about it.
+    fn classify(&self, e: &PgError) -> (ErrorKind, Option<String>) {
+        use tokio_postgres::error::SqlState;
+        let (endpoint, password_from) = (&self.endpoint, &self.password_from);
+        let secs = self.wait.as_secs();
+        let e = match e {
+            PgError::Silent(_) => {
+                return (
+                    ErrorKind::Unavailable,
+                    Some(format!(
+                        "check that the server at {endpoint} is running and reachable; each step waits at most {secs} s for it ({TIMEOUT_VAR}, in seconds)"
+                    )),
+                );
+            }
+            PgError::Runtime(_) => return (ErrorKind::Io, None),
+            PgError::Server(e) => e,
+        };
+        let Some(code) = e.code() else {
+            // The server asked for a password and none was given (tokio-postgres' own error).
+            let source = std::error::Error::source(e).map(ToString::to_string);
+            if source.as_deref() == Some("password missing") {
+                return (
+                    ErrorKind::Refused,
+                    Some(format!(
+                        "the server asks for a password: set {password_from}"
+                    )),
+                );
+            }
+            return (
+                ErrorKind::Unavailable,
+                Some(format!(
+                    "check that the server at {endpoint} is running and reachable, and its address"
+                )),
+            );
+        };
+        if *code == SqlState::QUERY_CANCELED
+            || *code == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT
+        {
+            return (
+                ErrorKind::Unavailable,
+                Some(format!(
+                    "the server at {endpoint} took longer than the {secs} s a step may take ({TIMEOUT_VAR}, in seconds): try again, or set it higher for a slow server"
+                )),
+            );
+        }
+        if *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            let used = match &self.password_used {
+                Some(used) => format!("{used} was used"),
+                None => format!("none was given: set {password_from}"),
+            };
+            return (
+                ErrorKind::Refused,
+                Some(format!("check the user, and the password ({used})")),
+            );
+        }
+        classify(code)
+    }
 }
 
 fn invalid(message: &str, hint: String) -> Error {
@@ -368,33 +482,10 @@ fn invalid(message: &str, hint: String) -> Error {
     }
 }
 
-fn classify(e: &postgres::Error, password_from: &str) -> (ErrorKind, Option<String>) {
-    use postgres::error::SqlState;
-    let Some(code) = e.code() else {
-        // The server asked for a password and none was given (tokio-postgres' own error).
-        let source = std::error::Error::source(e).map(ToString::to_string);
-        if source.as_deref() == Some("password missing") {
-            return (
-                ErrorKind::Refused,
-                Some(format!(
-                    "the server asks for a password: set {password_from}"
-                )),
-            );
-        }
-        return (
-            ErrorKind::Unavailable,
-            Some("check that the server is running and reachable, and its address".into()),
-        );
-    };
-    if *code == SqlState::INVALID_PASSWORD || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
-    {
-        (
-            ErrorKind::Refused,
-            Some(format!(
-                "check the user, and the password ({password_from})"
-            )),
-        )
-    } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+/// What kind of failure a server's error `code` is, and what to do about it.
+fn classify(code: &tokio_postgres::error::SqlState) -> (ErrorKind, Option<String>) {
+    use tokio_postgres::error::SqlState;
+    if *code == SqlState::INSUFFICIENT_PRIVILEGE {
         (
             ErrorKind::Refused,
             Some("ask the database's owner to grant you the team's privileges (docs/SECURITY.md, \"The team archive\")".into()),
@@ -474,6 +565,38 @@ fn account_of(config: &Config) -> String {
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let db = config.get_dbname().unwrap_or(user);
     crate::text::one_line(&format!("{user}@{}:{port}/{db}", hosts.join(",")), 300)
+}
+
+/// `HOST:PORT` (the first host, or the socket directory), as a hint names where to look.
+fn endpoint_of(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Unix(path)) => path.display().to_string(),
+        None => String::new(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    crate::text::one_line(&format!("{host}:{port}"), 300)
+}
+
+/// How long a call may wait for the server: [`TIMEOUT_VAR`]'s value (whole seconds, 1 to a
+/// day), else [`DEFAULT_TIMEOUT`].
+fn timeout_from(value: Option<&str>) -> Result<Duration> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(DEFAULT_TIMEOUT);
+    };
+    match v.parse::<u64>() {
+        Ok(secs) if (1..=MAX_TIMEOUT_SECS).contains(&secs) => Ok(Duration::from_secs(secs)),
+        _ => Err(invalid(
+            &format!(
+                "{TIMEOUT_VAR} is {:?}, not a number of seconds",
+                crate::text::one_line(v, 40)
+            ),
+            format!(
+                "set it to whole seconds from 1 to {MAX_TIMEOUT_SECS} (unset: {})",
+                DEFAULT_TIMEOUT.as_secs()
+            ),
+        )),
+    }
 }
 
 fn scrub_text(text: &str, secrets: &[String]) -> String {
@@ -595,6 +718,23 @@ mod tests {
         )
         .unwrap();
         assert!(asked.tls());
+    }
+
+    /// The wait is whole seconds, from 1 to a day; unset or empty, the default.
+    #[test]
+    fn the_wait_is_whole_seconds_within_a_day() {
+        assert_eq!(timeout_from(None).unwrap(), DEFAULT_TIMEOUT);
+        assert_eq!(timeout_from(Some(" ")).unwrap(), DEFAULT_TIMEOUT);
+        assert_eq!(timeout_from(Some(" 5 ")).unwrap(), Duration::from_secs(5));
+        assert_eq!(
+            timeout_from(Some("86400")).unwrap(),
+            Duration::from_secs(86_400)
+        );
+        for bad in ["0", "86401", "-3", "1.5", "5s", "soon"] {
+            let err = timeout_from(Some(bad)).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Invalid, "{bad}");
+            assert!(err.to_string().contains(TIMEOUT_VAR), "{bad}: {err}");
+        }
     }
 
     #[test]

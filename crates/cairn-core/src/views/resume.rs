@@ -146,6 +146,16 @@ pub fn transcript_gone(s: &SessionDetail, files: &[String]) -> Option<String> {
     ))
 }
 
+/// Why a teammate's session pulled here (`publish --full`, then `cairn pull`) cannot be
+/// resumed: it ran on their machine, and is here as its trajectory only.
+pub fn pulled(by: &crate::archive::store::PublishedBy) -> String {
+    format!(
+        "it is a teammate's session, pulled from {} and published by {}: it ran on their machine, so no agent here can continue it; `cairn show` reads it, and its publisher can resume it",
+        crate::text::one_line(&by.pulled_from, 80),
+        crate::text::one_line(&by.publisher, 100)
+    )
+}
+
 /// Why no command resumes `s`, and what to do instead; none when its agent has a command.
 fn no_command(s: &SessionDetail) -> Option<String> {
     let place = match s.cwd.as_deref().filter(|c| !c.is_empty()) {

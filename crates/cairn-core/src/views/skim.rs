@@ -373,13 +373,19 @@ pub struct Publishable {
     pub sessions: Vec<(DocSession, Vec<String>)>,
     /// This machine's own sessions related by weak links alone: left out.
     pub weak_left_out: u32,
+    /// This machine's own sessions related to the target by work, of no known repository:
+    /// left out, since a document is shared in its repository's refs only.
+    pub unplaced_left_out: u32,
+    /// Of those, the ones whose folder was redacted at capture (its name looked like a
+    /// secret): their repository cannot be told from what was kept.
+    pub unplaced_redacted: u32,
 }
 
 /// The sessions `publish` writes for `target` in `repo`: this machine's own captures that ran in
 /// it (any of its worktrees) and are related to the target (never a teammate's session pulled
 /// here, never one of another repository's branch of the same name), each as the fields a
 /// document may carry and the target keys it is related to; and how many more of its own are
-/// related by weak links alone (left out).
+/// related by weak links alone, or by work but in no repository known (left out).
 pub fn publishable(
     conn: &Connection,
     target: &Target,
@@ -423,9 +429,46 @@ pub fn publishable(
             (s.into_doc(), target_keys)
         })
         .collect();
+    // The sessions of no known repository that `publish` would otherwise share: their folder
+    // was not in a repository when they were captured (gone, or never one), or its name was
+    // redacted as a secret, so no repository can be told; either way none of them is this
+    // repository's for sure.
+    let unplaced = skim(
+        conn,
+        &SkimQuery {
+            target: target.clone(),
+            include_weak: false,
+            limit: None,
+            repo_root: None,
+            unplaced: true,
+            project: None,
+            published_in: None,
+            agent: None,
+        },
+        &Scope {
+            within: Within::Repos {
+                repos: &[],
+                unplaced: true,
+            },
+            published: None,
+        },
+    )?;
+    let (mut unplaced_left_out, mut unplaced_redacted) = (0, 0);
+    for s in unplaced.sessions.iter().filter(|s| !s.untrusted && !s.weak) {
+        unplaced_left_out += 1;
+        let cwd = match archive::resolve_session(conn, &s.session_key)? {
+            Some(id) => archive::session_cwd(conn, id)?,
+            None => None,
+        };
+        if cwd.is_some_and(|c| c.contains("[REDACTED")) {
+            unplaced_redacted += 1;
+        }
+    }
     Ok(Publishable {
         sessions,
         weak_left_out: weak.len() as u32,
+        unplaced_left_out,
+        unplaced_redacted,
     })
 }
 
