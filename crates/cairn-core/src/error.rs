@@ -95,7 +95,8 @@ pub enum Error {
     #[error("not found: {0}")]
     NotFound(String),
     /// A write was asked of an archive opened read-only.
-    #[error("{} is read-only: capture needs a writable data dir", dir.display())]
+    /// Said for every change (a capture, a review, a link, a forget), not only a capture's.
+    #[error("{} is read-only: Cairn can read the archive there but not change it", dir.display())]
     ReadOnly { dir: PathBuf },
     /// Another process holds a lock this action needs (`what` runs there).
     #[error("{what} is running on {} (it holds {})", dir.display(), path.display())]
@@ -501,7 +502,7 @@ mod tests {
             report,
             serde_json::json!({
                 "kind": "read_only",
-                "message": "/data is read-only: capture needs a writable data dir",
+                "message": "/data is read-only: Cairn can read the archive there but not change it",
                 "hint": "pass --data-dir or set CAIRN_DATA_DIR to a directory you can write",
             })
         );
