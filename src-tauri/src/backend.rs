@@ -138,6 +138,29 @@ impl Backend {
         fresh
     }
 
+    /// Open the archive again when the one open is read-only (the person has made its folder
+    /// writable): the fresh one takes its place only when it can be written, so a folder still
+    /// read-only keeps the archive being read. The archive open now.
+    pub fn reopen_writable(&self) -> Result<Arc<Cairn>, ErrorReport> {
+        let current = self.cairn()?;
+        let Some(dir) = &self.data_dir else {
+            return Ok(current);
+        };
+        if !current.is_read_only() {
+            return Ok(current);
+        }
+        match open(dir) {
+            Ok(fresh) if !fresh.is_read_only() => {
+                if let Some(resources) = self.resource_dir.get() {
+                    fresh.set_resource_dir(resources);
+                }
+                *self.cairn.write().unwrap_or_else(PoisonError::into_inner) = Ok(fresh.clone());
+                Ok(fresh)
+            }
+            _ => Ok(current),
+        }
+    }
+
     pub(crate) fn watch(&self) -> MutexGuard<'_, Option<Watch>> {
         self.watch.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -177,7 +200,10 @@ const READ_MMAP_BYTES: u64 = 0;
 const READ_CACHE_KIB: u32 = 8 * 1024;
 
 fn open(dir: &std::path::Path) -> Result<Arc<Cairn>, ErrorReport> {
-    let cairn = Cairn::open(dir)?;
-    cairn.limit_read_memory(READ_MMAP_BYTES, READ_CACHE_KIB)?;
+    let said = |e: cairn_core::Error| crate::report::report(&e);
+    let cairn = Cairn::open(dir).map_err(said)?;
+    cairn
+        .limit_read_memory(READ_MMAP_BYTES, READ_CACHE_KIB)
+        .map_err(said)?;
     Ok(Arc::new(cairn))
 }

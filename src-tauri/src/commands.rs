@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::SyncReport;
 use cairn_core::archive::discover::DirOrigin;
-use cairn_core::doctor::DoctorReport;
+use cairn_core::doctor::{Check, DoctorReport, Status};
 use cairn_core::git::targets::{Target, TargetKind};
 use cairn_core::hooks::{HookInstall, HookStatus};
 use cairn_core::semantic::Mode;
@@ -31,14 +31,15 @@ pub use crate::backend::Backend;
 use crate::events::{ArchiveChanged, ChangeCause, Emitter};
 use crate::watcher;
 
-/// Run a core call on the blocking pool; both failure layers reach the UI as an [`ErrorReport`].
+/// Run a core call on the blocking pool; both failure layers reach the UI as an [`ErrorReport`]
+/// (a core error in the window's words: [`crate::report`]).
 pub(crate) async fn blocking<T, F>(f: F) -> Result<T, ErrorReport>
 where
     T: Send + 'static,
     F: FnOnce() -> cairn_core::Result<T> + Send + 'static,
 {
     match tauri::async_runtime::spawn_blocking(f).await {
-        Ok(result) => result.map_err(ErrorReport::from),
+        Ok(result) => result.map_err(|e| crate::report::report(&e)),
         Err(join) => Err(ErrorReport::new(
             ErrorKind::Internal,
             format!("internal error while reading the archive: {join}"),
@@ -472,11 +473,48 @@ pub async fn privacy_preview(
     with_cairn(&backend, move |c| Ok(c.outbound_preview(&text, None))).await
 }
 
-/// Health checks: data dir, archive, source dirs, the agents' retention settings, hooks.
+/// Health checks: data dir, archive, source dirs, the agents' retention settings, hooks. They
+/// run on an archive that did not open too (`Cairn::doctor_at`, which creates nothing): the
+/// checks that need no archive still say what they find, and the archive's check says why it
+/// did not open (see [`unopened`]).
 #[tauri::command]
 #[specta::specta]
 pub async fn doctor(backend: State<'_, Backend>) -> Result<DoctorReport, ErrorReport> {
-    with_cairn(&backend, |c| Ok(c.doctor())).await
+    match (backend.cairn(), backend.data_dir()) {
+        (Ok(cairn), _) => blocking(move || Ok(cairn.doctor())).await,
+        (Err(why), Some(dir)) => {
+            let dir = dir.clone();
+            blocking(move || Cairn::doctor_at(dir).map(|report| unopened(report, &why))).await
+        }
+        (Err(why), None) => Err(why),
+    }
+}
+
+/// Doctor's report on a data dir whose archive did not open, with the archive's check saying
+/// why. Doctor says it itself for a `config.toml` that does not load (its first check) and for
+/// a database too damaged to open (the archive's check, with the recovery recipe); for any
+/// other reason (a folder the user may not write, a newer schema, a lock) its archive check
+/// would say only that no archive is there, so the reason the window got takes its place.
+pub fn unopened(mut report: DoctorReport, why: &ErrorReport) -> DoctorReport {
+    if matches!(why.kind, ErrorKind::Config | ErrorKind::Corrupt) {
+        return report;
+    }
+    let failed = Check {
+        name: "archive".into(),
+        status: Status::Fail,
+        detail: match &why.hint {
+            Some(hint) => format!("did not open: {}. {hint}", why.message),
+            None => format!("did not open: {}", why.message),
+        },
+    };
+    match report.checks.iter_mut().find(|c| c.name == "archive") {
+        Some(check) => *check = failed,
+        None => {
+            let at = usize::from(report.checks.first().is_some_and(|c| c.name == "config"));
+            report.checks.insert(at, failed);
+        }
+    }
+    report
 }
 
 /// Facts about the running app, for the window's footer and for bug reports.
@@ -488,6 +526,9 @@ pub struct AppInfo {
     pub version: String,
     /// The archive can be read but not written (capture and sync are off).
     pub read_only: bool,
+    /// Why it is read-only, as the file system says (the database or its folder this user may
+    /// not write); null when it is not, or when neither is at fault (the disk is full).
+    pub read_only_why: Option<String>,
     /// The `cairn://` link to open first: the one the app was started with, or the last one a
     /// second launch handed over.
     pub launch_link: Option<String>,
@@ -511,6 +552,11 @@ pub fn app_info(backend: State<'_, Backend>) -> AppInfo {
             .unwrap_or_default(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         read_only: backend.cairn().is_ok_and(|c| c.is_read_only()),
+        read_only_why: backend
+            .cairn()
+            .ok()
+            .filter(|c| c.is_read_only())
+            .and_then(|c| read_only_why(c.data_dir())),
         launch_link: launch.link().map(str::to_owned),
         launch_refused: launch.refusal().map(|why| why.to_string()),
         sessions_read_before: backend
@@ -519,6 +565,22 @@ pub fn app_info(backend: State<'_, Backend>) -> AppInfo {
             .and_then(|c| c.sessions_read_before().ok())
             .unwrap_or(0),
     }
+}
+
+/// Why the archive in `dir` opened read-only, asked of the file system: its database cannot be
+/// opened for writing (nothing is written: an append that writes nothing), or its folder has no
+/// write permission (SQLite makes its journal files there). `None` when neither: the core also
+/// opens read-only on a full disk, which its errors then name.
+fn read_only_why(dir: &std::path::Path) -> Option<String> {
+    let db = dir.join(cairn_core::archive::store::DB_FILE);
+    if let Err(e) = std::fs::OpenOptions::new().append(true).open(&db) {
+        return Some(format!("{} cannot be written ({e})", db.display()));
+    }
+    let folder = std::fs::metadata(dir).ok()?;
+    folder
+        .permissions()
+        .readonly()
+        .then(|| format!("the folder {} is not writable", dir.display()))
 }
 
 /// What the live watcher covers.
@@ -585,8 +647,10 @@ pub async fn app_ready<R: Runtime>(
 }
 
 /// Try again to open an archive that could not be opened (the person has corrected
-/// `config.toml`, freed the disk, closed what held the lock), and go live as [`app_ready`] does
-/// once it opens. An archive that is open is kept as it is: only its live status is returned.
+/// `config.toml`, freed the disk, made the data dir writable, closed what held the lock), or
+/// one opened read-only for writing, and go live as [`app_ready`] does once it opens. An archive
+/// open for writing is kept as it is, and a read-only one whose folder is still read-only:
+/// only its live status is returned (`app_info` says whether it is read-only now).
 #[tauri::command]
 #[specta::specta]
 pub async fn reopen_archive<R: Runtime>(
@@ -594,7 +658,7 @@ pub async fn reopen_archive<R: Runtime>(
     backend: State<'_, Backend>,
 ) -> Result<LiveStatus, ErrorReport> {
     let cairn = match backend.cairn() {
-        Ok(cairn) => cairn,
+        Ok(_) => backend.reopen_writable()?,
         Err(_) => backend.reopen()?,
     };
     Ok(go_live(&app, &backend, &cairn))

@@ -286,7 +286,9 @@ fn run<R: Runtime>(app: &AppHandle<R>, kind: PassKind, cancel: Arc<AtomicBool>) 
         };
         let result = cairn.recall_extract_run(&opts, &Forward(app));
         let outcome = Outcome::of(&result);
-        result.map(|r| (r, outcome)).map_err(ErrorReport::from)
+        result
+            .map(|r| (r, outcome))
+            .map_err(|e| crate::report::report(&e))
     });
     let (event, outcome) = match result {
         Ok((report, outcome)) => (

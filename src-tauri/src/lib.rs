@@ -7,6 +7,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod agents;
 pub mod backend;
 pub mod commands;
 pub mod correct;
@@ -21,6 +22,7 @@ pub mod meaning;
 pub mod pull;
 pub mod recall;
 pub mod reindex;
+pub mod report;
 pub mod team;
 pub mod watcher;
 
@@ -105,6 +107,8 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
             extract::extract_test,
             extract::extract_preview,
             extract::extract_save::<tauri::Wry>,
+            agents::agent_programs,
+            agents::set_agent_program,
             extract::extract_start::<tauri::Wry>,
             extract::extract_stop,
             meaning::meaning_status,
@@ -503,6 +507,94 @@ mod tests {
         assert!(err.to_string().contains("Settings → Team"), "{err}");
     }
 
+    /// A database too damaged to open keeps the archive shut, and the window's errors point at
+    /// Settings, not at `cairn doctor`; Settings' checks still run (on nothing: doctor creates
+    /// nothing), the archive's saying what is wrong and the way back.
+    #[test]
+    fn an_archive_that_does_not_open_still_gets_its_checks_and_the_window_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("cairn.db"), "not a database ".repeat(400)).unwrap();
+        let app = mock_app(backend::Backend::open(data.clone()));
+        let refused = invoke(&app, "list_sessions", json!({ "query": {} })).unwrap_err();
+        assert_eq!(refused["kind"], "corrupt", "{refused}");
+        let hint = refused["hint"].as_str().unwrap();
+        assert!(hint.starts_with("Settings › Data and retention"), "{hint}");
+        assert!(!hint.contains("cairn "), "{hint}");
+        // The settings that need the archive say the same; the checks run without it.
+        assert_eq!(invoke(&app, "source_dirs", json!({})).unwrap_err(), refused);
+        let doctor = invoke(&app, "doctor", json!({})).unwrap();
+        let checks = doctor["checks"].as_array().unwrap();
+        let archive = checks.iter().find(|c| c["name"] == "archive").unwrap();
+        assert_eq!(archive["status"], "fail", "{doctor}");
+        assert!(
+            archive["detail"]
+                .as_str()
+                .unwrap()
+                .contains(&*data.join("cairn.db").to_string_lossy()),
+            "{archive}"
+        );
+        assert!(
+            checks.iter().any(|c| c["name"] == "claude source dir"),
+            "{doctor}"
+        );
+        // Doctor created nothing.
+        let mut left: Vec<String> = std::fs::read_dir(&data)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["cairn.db"]);
+    }
+
+    /// Doctor on an archive that did not open for a reason doctor cannot see (a folder the
+    /// user may not write): its archive check says the window's reason, once; a reason doctor
+    /// names itself (the config, a damaged database) is left as doctor says it.
+    #[test]
+    fn the_reason_an_archive_did_not_open_takes_the_archive_check() {
+        use cairn_core::doctor::{Check, DoctorReport, Status};
+        let check = |name: &str, status: Status| Check {
+            name: name.into(),
+            status,
+            detail: format!("{name} as doctor says it"),
+        };
+        let report = DoctorReport {
+            checks: vec![
+                check("config", Status::Ok),
+                check("archive", Status::Warn),
+                check("claude source dir", Status::Ok),
+            ],
+        };
+        let why = cairn_core::ErrorReport::new(
+            cairn_core::ErrorKind::Io,
+            "cannot create cairn.db in /d: your user may not write to that folder",
+        )
+        .with_hint("Make /d writable.");
+        let said = commands::unopened(report.clone(), &why);
+        assert_eq!(said.checks.len(), 3);
+        assert_eq!(said.checks[1].name, "archive");
+        assert_eq!(said.checks[1].status, Status::Fail);
+        assert_eq!(
+            said.checks[1].detail,
+            "did not open: cannot create cairn.db in /d: your user may not write to that folder. Make /d writable."
+        );
+        // No archive check (a doctor that words it otherwise): one is put after the config's.
+        let mut without = report.clone();
+        without.checks.remove(1);
+        let said = commands::unopened(without, &why);
+        assert_eq!(said.checks[1].status, Status::Fail);
+        assert_eq!(said.checks.len(), 3);
+        for kind in [
+            cairn_core::ErrorKind::Config,
+            cairn_core::ErrorKind::Corrupt,
+        ] {
+            let mut own = why.clone();
+            own.kind = kind;
+            assert_eq!(commands::unopened(report.clone(), &own), report);
+        }
+    }
+
     #[test]
     fn app_info_names_the_data_dir_and_version() {
         let dir = tempfile::tempdir().unwrap();
@@ -511,6 +603,8 @@ mod tests {
         let info = invoke(&app, "app_info", json!({})).unwrap();
         assert_eq!(info["data_dir"], json!(data.display().to_string()));
         assert_eq!(info["version"], json!(env!("CARGO_PKG_VERSION")));
+        assert_eq!(info["read_only"], json!(false));
+        assert_eq!(info["read_only_why"], Value::Null);
     }
 
     #[test]
@@ -1767,6 +1861,84 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         path
+    }
+
+    /// A report's agent CLI that cannot be found points at Settings, where the person names the
+    /// program; once named, reports run it without a restart. A program that cannot run is
+    /// refused and nothing is written.
+    #[test]
+    fn an_agent_program_is_named_in_settings_and_reports_run_it() {
+        let scripts = tempfile::tempdir().unwrap();
+        let script = fake_claude(scripts.path());
+        let (dir, backend) =
+            fixture_archive_with("# mine\n[agent.claude]\nbinary = \"/nonexistent/claude\"\n");
+        let app = mock_app(backend);
+        let claude = |programs: &Value| {
+            programs
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["agent"] == "claude")
+                .unwrap()
+                .clone()
+        };
+        let programs = invoke(&app, "agent_programs", json!({})).unwrap();
+        assert_eq!(programs.as_array().unwrap().len(), 4);
+        assert_eq!(claude(&programs)["configured"], "/nonexistent/claude");
+        assert_eq!(claude(&programs)["runs"], Value::Null);
+
+        let request = json!({ "slice": { "since": "2000-01-01", "until": "2099-12-31", "automation": "include" },
+            "template": "weekly-summary", "generator": "claude", "focus": null, "title": null, "force": false });
+        let generate = || {
+            invoke(
+                &app,
+                "insight_generate",
+                json!({ "run": 1, "request": request.clone() }),
+            )
+        };
+        let missing = generate().unwrap_err();
+        let hint = missing["hint"].as_str().unwrap();
+        assert!(hint.contains("Settings › Agent programs"), "{missing}");
+        assert!(
+            !format!("{missing}").contains("config.toml"),
+            "no hand edit: {missing}"
+        );
+
+        let refused = invoke(
+            &app,
+            "set_agent_program",
+            json!({ "agent": "claude", "binary": "bin/claude" }),
+        )
+        .unwrap_err();
+        assert_eq!(refused["kind"], "invalid", "{refused}");
+        let config = dir.path().join("data").join("config.toml");
+        assert!(
+            std::fs::read_to_string(&config)
+                .unwrap()
+                .contains("/nonexistent/claude")
+        );
+
+        let named = script.display().to_string();
+        let programs = invoke(
+            &app,
+            "set_agent_program",
+            json!({ "agent": "claude", "binary": named }),
+        )
+        .unwrap();
+        assert_eq!(claude(&programs)["runs"], json!(named));
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(text.contains("# mine\n[agent.claude]\n"), "{text}");
+        assert!(text.contains(&format!("binary = {named:?}")), "{text}");
+        let made = generate().unwrap();
+        assert!(made["insight"]["id"].is_number(), "{made}");
+
+        let programs = invoke(
+            &app,
+            "set_agent_program",
+            json!({ "agent": "claude", "binary": "" }),
+        )
+        .unwrap();
+        assert_eq!(claude(&programs)["configured"], Value::Null);
     }
 
     #[test]

@@ -157,7 +157,7 @@ fn start<R: Runtime>(app: &AppHandle<R>, cairn: Arc<Cairn>) -> Result<(), ErrorR
                 }));
                 let (embedded, error) = match built {
                     Ok(Ok(report)) => (report.embedded, None),
-                    Ok(Err(e)) => (0, Some(ErrorReport::from(e))),
+                    Ok(Err(e)) => (0, Some(crate::report::report(&e))),
                     Err(_) => (
                         0,
                         Some(ErrorReport::new(

@@ -353,15 +353,39 @@ describe('the Entries list', () => {
   });
 });
 
+/** Run `body` with the window `height` pixels tall (happy-dom's is 768). */
+async function tall<T>(height: number, body: () => Promise<T>): Promise<T> {
+  const was = window.innerHeight;
+  window.innerHeight = height;
+  try {
+    return await body();
+  } finally {
+    window.innerHeight = was;
+  }
+}
+
 describe('Recall beside sessions and search', () => {
-  it('lists the entries citing a session in its Recall panel', async () => {
+  it('lists the entries citing a session in its Recall panel', () => tall(1000, async () => {
     const { target } = await render(`cairn://session/${key(1)}`);
     const panel = one(target, '[data-testid="session-recall"]');
     expect(panel?.textContent).toContain('3 entries cite this session');
     expect(all(target, 'recall-entry').map((e) => e.dataset.entryId)).toEqual(['rc-1', 'rc-3', 'rc-4']);
-  });
+  }));
 
-  it('keeps only the entries in view in the DOM when many cite the session', async () => {
+  it('starts with the Recall panel folded to its line in a short window, the turns keeping the room', () => tall(600, async () => {
+    const { target } = await render(`cairn://session/${key(1)}`);
+    const toggle = one(target, '[data-testid="session-recall-toggle"]')!;
+    expect(toggle.textContent).toContain('3 entries cite this session');
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+    expect(all(target, 'recall-entry')).toHaveLength(0);
+    expect(all(target, 'turn-row').length).toBeGreaterThan(0);
+    click(toggle);
+    flushSync();
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(all(target, 'recall-entry').map((e) => e.dataset.entryId)).toEqual(['rc-1', 'rc-3', 'rc-4']);
+  }));
+
+  it('keeps only the entries in view in the DOM when many cite the session', () => tall(1000, async () => {
     const { target } = await render(`cairn://session/${key(1)}`, { moreEntries: 2000 });
     const panel = one(target, '[data-testid="session-recall"]')!;
     expect(panel.textContent).toContain('2003 entries cite this session');
@@ -378,7 +402,7 @@ describe('Recall beside sessions and search', () => {
     const enter = new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true });
     link.dispatchEvent(enter);
     expect(enter.defaultPrevented).toBe(false);
-  });
+  }));
 
   it('says, before a forget, which entry stays replaced and which one is served again', async () => {
     const { target } = await render(`cairn://session/${key(1)}`);
@@ -442,6 +466,44 @@ describe('generated insights', () => {
     await settle();
     expect(calls.find((c) => c.cmd === 'insight_export')?.args).toEqual({ id: 3, format: 'html' });
     expect(one(target, '[data-testid="toast"]')?.textContent).toContain('insight-3-weekly-summary.html');
+  });
+
+  it('says where to name an agent program that is not on the PATH, and generates once it is named', async () => {
+    const { target, stores } = await render('cairn://recall?tab=generated', { missingAgent: 'claude' });
+    click(one(target, '[data-testid="generate"]'));
+    await settle();
+    const failed = one(target, '[data-testid="insight-form"] [role="alert"]') ?? one(target, '[role="alert"]');
+    expect(failed?.textContent).toContain('claude: not found on the PATH this app sees');
+    expect(failed?.textContent).toContain('Name the program in Settings › Agent programs');
+    expect(failed?.textContent).not.toContain('config.toml');
+
+    stores.router.go({ view: 'settings' });
+    await settle();
+    const claude = one(target, '[data-testid="program-claude"]')!;
+    expect(claude.querySelector('[data-testid="program-state"]')!.textContent!.trim()).toBe('not found on the PATH');
+    expect(one(target, '[data-testid="program-codex"] [data-testid="program-state"]')!.textContent!.replace(/\s+/g, ' ').trim()).toBe(
+      'found on the PATH: /usr/local/bin/codex',
+    );
+    const field = claude.querySelector<HTMLInputElement>('[data-testid="program-path"]')!;
+    const save = () => {
+      field.dispatchEvent(new Event('input', { bubbles: true }));
+      claude.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    };
+    field.value = 'bin/claude';
+    save();
+    await settle();
+    expect(claude.querySelector('[role="alert"]')!.textContent).toContain('bin/claude is no program Cairn can run');
+    field.value = '/opt/claude/bin/claude';
+    save();
+    await settle();
+    expect(claude.querySelector('[role="alert"]')).toBeNull();
+    expect(claude.querySelector('[data-testid="program-state"]')!.textContent!.replace(/\s+/g, ' ').trim()).toBe('runs /opt/claude/bin/claude');
+
+    stores.router.go({ view: 'recall', tab: 'generated', insight: null });
+    await settle();
+    click(one(target, '[data-testid="generate"]'));
+    await settle();
+    expect(one(target, '[data-testid="insight-view"]')?.dataset.insightId).toBe('3');
   });
 
   it('says why Generate waits when the slice holds no session, and how to widen it', async () => {

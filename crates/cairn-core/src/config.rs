@@ -27,12 +27,14 @@ use serde::{Deserialize, Serialize};
 use crate::agent::Agent;
 use crate::error::{Error, Result};
 
+mod agents;
 mod extract;
 mod hint;
 mod server;
 mod sources;
 mod team;
 
+pub use agents::write_agent_binary;
 pub use extract::{
     ExtractConfig, ExtractSetup, PromptsConfig, RequestConfig, SETUP_SERVER, Schedule,
     write_extract_setup,

@@ -107,7 +107,8 @@ pub fn query(
             let query = pending.embed()?;
             let sem = hybrid::SemanticQuery {
                 matrix,
-                query: &query,
+                query: &query.vector,
+                floor: query.floor,
             };
             hybrid::vector(conn, &sem, &req.filters)?
         }

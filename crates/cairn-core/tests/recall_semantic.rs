@@ -15,7 +15,7 @@ use cairn_core::recall::model::Surface;
 use cairn_core::recall::review::Edit;
 use cairn_core::recall::store::Filters;
 use cairn_core::recall::{Mode, QueryRequest};
-use cairn_core::semantic::embed::{Embedder, InputKind};
+use cairn_core::semantic::embed::{Embedder, InputKind, LOCAL_SIMILARITY_FLOOR};
 use cairn_core::semantic::vectors::{self, VectorStore};
 use cairn_core::{Cairn, Error};
 
@@ -157,6 +157,66 @@ fn paraphrases_lexical_misses_are_found_by_hybrid() {
     );
 }
 
+/// The off-topic questions of tests/fixtures/meaning (SOURCES.md there), and a nonsense word.
+fn off_topic() -> Vec<String> {
+    std::fs::read_to_string(support::fixtures().join("meaning/off_topic.txt"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .chain(["zzqqxx".to_owned()])
+        .collect()
+}
+
+/// A question about nothing in Recall finds nothing by meaning: an entry counts as found by
+/// meaning only at the embedder's similarity floor (without it, each of these listed all 26
+/// entries, the nearest at cosine 0.17 or less). Hybrid then answers only what the words find
+/// ("ok" is a word in one entry), and a nonsense word finds nothing at all.
+#[test]
+fn a_question_about_nothing_in_recall_finds_nothing() {
+    support::ensure_model();
+    let (_d, cairn) = support::recall_archive();
+    let ids = |resp: &cairn_core::recall::QueryResponse| {
+        let mut ids: Vec<String> = resp.results.iter().map(|r| r.entry.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    for question in off_topic() {
+        let vector = answer(&cairn, &question, Mode::Vector);
+        assert!(
+            vector.results.is_empty(),
+            "{question:?} found {:?} by meaning",
+            ids(&vector)
+        );
+        // Hybrid's word leg is lexical's, gated by coverage: never more than lexical finds.
+        let hybrid = answer(&cairn, &question, Mode::Hybrid);
+        let lexical = ids(&answer(&cairn, &question, Mode::Lexical));
+        assert!(
+            ids(&hybrid).iter().all(|id| lexical.contains(id)),
+            "{question:?}: hybrid {:?}, lexical {lexical:?}",
+            ids(&hybrid)
+        );
+        assert!(
+            hybrid
+                .results
+                .iter()
+                .all(|r| r.breakdown.semantic.is_none())
+        );
+    }
+    for mode in [Mode::Vector, Mode::Hybrid] {
+        let resp = answer(&cairn, "zzqqxx", mode);
+        assert!(resp.results.is_empty(), "{mode:?}: {:?}", ids(&resp));
+        assert_eq!(
+            resp.miss_reason,
+            cairn_core::recall::model::MissReason::NoResults
+        );
+    }
+    // A question about something in it still finds it, by meaning alone.
+    let found = ask(&cairn, "the web app refuses to boot", Mode::Vector).unwrap();
+    assert_eq!(found.first().map(String::as_str), Some("phx-server-fails"));
+}
+
 #[test]
 fn hybrid_results_explain_themselves() {
     support::ensure_model();
@@ -183,7 +243,8 @@ fn hybrid_results_explain_themselves() {
     // Scores never increase down the list.
     assert!(resp.results.windows(2).all(|w| w[0].score >= w[1].score));
 
-    // Vector mode: cosine scores, reason `semantic` only, filters still apply.
+    // Vector mode: cosine scores (the nearest at or above the floor), reason `semantic` only,
+    // filters still apply.
     let req = QueryRequest {
         text: "the embedded terminal won't scroll with the mouse wheel".into(),
         mode: Mode::Vector,
@@ -196,6 +257,7 @@ fn hybrid_results_explain_themselves() {
     let resp = cairn.recall_query(&req, Surface::Query).unwrap();
     assert_eq!(resp.results.len(), 5);
     assert_eq!(resp.results[0].entry.id, "xterm-scroll");
+    assert!(resp.results[0].score >= f64::from(LOCAL_SIMILARITY_FLOOR));
     assert_eq!(resp.results[0].match_reasons, vec!["semantic".to_owned()]);
     assert!(resp.results.windows(2).all(|w| w[0].score >= w[1].score));
     cairn.recall_reject("xterm-scroll").unwrap();

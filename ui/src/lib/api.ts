@@ -114,6 +114,7 @@ import type {
   MeaningStatus_Serialize,
   MeaningProgress,
   MeaningFinished_Serialize,
+  AgentProgram_Serialize,
 } from './bindings';
 
 // What the backend sends: every field present, `null` when unknown.
@@ -167,6 +168,8 @@ export type ExtractPreview = ExtractPreview_Serialize;
 export type ExtractSetup = ExtractSetup_Serialize;
 export type DetectedGenerator = DetectedGenerator_Serialize;
 export type { DetectedKind, Schedule };
+/** An agent CLI a generator runs: the program named in config.toml, and the one that runs. */
+export type AgentProgram = AgentProgram_Serialize;
 export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;

@@ -16,8 +16,10 @@ export const commands = {
 	appReady: (milestones: UiMilestone[]) => typedError<LiveStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("app_ready", { milestones })),
 	/**
 	 *  Try again to open an archive that could not be opened (the person has corrected
-	 *  `config.toml`, freed the disk, closed what held the lock), and go live as [`app_ready`] does
-	 *  once it opens. An archive that is open is kept as it is: only its live status is returned.
+	 *  `config.toml`, freed the disk, made the data dir writable, closed what held the lock), or
+	 *  one opened read-only for writing, and go live as [`app_ready`] does once it opens. An archive
+	 *  open for writing is kept as it is, and a read-only one whose folder is still read-only:
+	 *  only its live status is returned (`app_info` says whether it is read-only now).
 	 */
 	reopenArchive: () => typedError<LiveStatus_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("reopen_archive")),
 	/**  Sessions in the archive, newest first, filtered by `query`. */
@@ -95,7 +97,12 @@ export const commands = {
 	uninstallMcp: (agent: Agent, dryRun: boolean) => typedError<McpInstall_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("uninstall_mcp", { agent, dryRun })),
 	/**  What the outbound redactor lets leave this machine for `text`. */
 	privacyPreview: (text: string) => typedError<OutboundPreview, ErrorReport_Serialize>(__TAURI_INVOKE("privacy_preview", { text })),
-	/**  Health checks: data dir, archive, source dirs, the agents' retention settings, hooks. */
+	/**
+	 *  Health checks: data dir, archive, source dirs, the agents' retention settings, hooks. They
+	 *  run on an archive that did not open too (`Cairn::doctor_at`, which creates nothing): the
+	 *  checks that need no archive still say what they find, and the archive's check says why it
+	 *  did not open (see [`unopened`]).
+	 */
 	doctor: () => typedError<DoctorReport, ErrorReport_Serialize>(__TAURI_INVOKE("doctor")),
 	/**  Entries passing the filters, most recently updated first (at most `filters.limit`, 500). */
 	recallList: (filters: Filters_Deserialize) => typedError<Entry_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_list", { filters })),
@@ -235,6 +242,13 @@ export const commands = {
 	 *  stops, when extraction is off).
 	 */
 	extractSave: (setup: ExtractSetup_Deserialize) => typedError<ExtractSetup_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_save", { setup })),
+	/**  Which program each agent CLI runs as a generator. */
+	agentPrograms: () => typedError<AgentProgram_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("agent_programs")),
+	/**
+	 *  Name the program `agent` runs (an absolute path to an executable; empty: its name on `PATH`
+	 *  again), written into `config.toml`; the archive is opened again so reports use it at once.
+	 */
+	setAgentProgram: (agent: string, binary: string) => typedError<AgentProgram_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("set_agent_program", { agent, binary })),
 	/**  Run a full pass now. Extraction must be on (saved with `enabled`). */
 	extractStart: () => typedError<null, ErrorReport_Serialize>(__TAURI_INVOKE("extract_start")),
 	/**
@@ -313,6 +327,35 @@ export type AgentCount = {
 	sessions: number,
 };
 
+/**  One agent CLI as Settings shows it. */
+export type AgentProgram = AgentProgram_Serialize | AgentProgram_Deserialize;
+
+/**  One agent CLI as Settings shows it. */
+export type AgentProgram_Deserialize = {
+	/**  `claude`, `codex`, `gemini` or `copilot`. */
+	agent: string,
+	/**  The program `config.toml` names for it (`[agent.<name>] binary`), if any. */
+	configured?: string | null,
+	/**
+	 *  The program that runs: the one named, when it is there; else the agent's name found on
+	 *  this app's `PATH`. Null when neither is.
+	 */
+	runs?: string | null,
+};
+
+/**  One agent CLI as Settings shows it. */
+export type AgentProgram_Serialize = {
+	/**  `claude`, `codex`, `gemini` or `copilot`. */
+	agent: string,
+	/**  The program `config.toml` names for it (`[agent.<name>] binary`), if any. */
+	configured: string | null,
+	/**
+	 *  The program that runs: the one named, when it is there; else the agent's name found on
+	 *  this app's `PATH`. Null when neither is.
+	 */
+	runs: string | null,
+};
+
 /**
  *  How agents used one entry: how often MCP queries showed it and packed it into a brief,
  *  and how agents rated it.
@@ -361,6 +404,11 @@ export type AppInfo_Deserialize = {
 	/**  The archive can be read but not written (capture and sync are off). */
 	read_only: boolean,
 	/**
+	 *  Why it is read-only, as the file system says (the database or its folder this user may
+	 *  not write); null when it is not, or when neither is at fault (the disk is full).
+	 */
+	read_only_why?: string | null,
+	/**
 	 *  The `cairn://` link to open first: the one the app was started with, or the last one a
 	 *  second launch handed over.
 	 */
@@ -385,6 +433,11 @@ export type AppInfo_Serialize = {
 	version: string,
 	/**  The archive can be read but not written (capture and sync are off). */
 	read_only: boolean,
+	/**
+	 *  Why it is read-only, as the file system says (the database or its folder this user may
+	 *  not write); null when it is not, or when neither is at fault (the disk is full).
+	 */
+	read_only_why: string | null,
 	/**
 	 *  The `cairn://` link to open first: the one the app was started with, or the last one a
 	 *  second launch handed over.

@@ -147,15 +147,27 @@ export class WindowController implements KeyHandler {
     section?.querySelector<HTMLButtonElement>('[data-testid="reindex-check"]')?.focus({ preventScroll: true });
   }
 
-  /** Open the archive again after it failed (a corrected `config.toml` is read again), then
-   * what the window was showing, and catch up with the agents as at start-up. */
+  /** A Retry of the archive is under way (the buttons that start one say so). */
+  retrying = $state(false);
+
+  /** Open the archive again after it failed (a corrected `config.toml` is read again, a data
+   * dir made writable), or for writing after it opened read-only; then what the window was
+   * showing, and catch up with the agents as at start-up. A sync that failed for the reason just
+   * put right no longer says it failed. */
   async retryArchive(): Promise<void> {
-    const { app, settings, router } = this.#s;
-    const opened = await app.reopen();
-    await this.show(router.current);
-    if (!opened) return;
-    if (app.empty) void settings.loadSources();
-    this.#catchUp();
+    const { app, settings, router, sync } = this.#s;
+    if (this.retrying) return;
+    this.retrying = true;
+    try {
+      const opened = await app.reopen();
+      if (opened) sync.forget();
+      await this.show(router.current);
+      if (!opened) return;
+      if (app.empty) void settings.loadSources();
+      this.#catchUp();
+    } finally {
+      this.retrying = false;
+    }
   }
 
   /** Capture what agents wrote while the window could not: it was closed, or its archive shut. */

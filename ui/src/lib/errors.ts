@@ -55,6 +55,15 @@ function forWindow(problem: Problem): Problem {
   return { ...problem, message, hint };
 }
 
+/** Longer than a few lines of an error box: such a message is shown in a box of its own that
+ * scrolls (`ErrorText.svelte`), so it cannot cover the page. */
+export const LONG_MESSAGE = 320;
+
+/** Whether `text` is too long to show in the flow of a sentence (a few lines at most). */
+export function isLong(text: string): boolean {
+  return text.length > LONG_MESSAGE || text.split('\n').length > 5;
+}
+
 /** One line of plain text for places that cannot lay out a hint (a tooltip, a toast). */
 export function textOf(error: unknown): string {
   const { message, hint } = problemOf(error);

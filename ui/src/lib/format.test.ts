@@ -17,6 +17,7 @@ import {
   sentenceStart,
   sessionTitle,
   splitPreview,
+  whyEvidence,
 } from './format';
 import { fakeSession } from '../testing/sessions';
 
@@ -49,16 +50,33 @@ describe('sessionTitle', () => {
     expect(sessionTitle({ ...fakeSession(1), title: '## Fix the **parser**\nmore' })).toBe('Fix the parser');
   });
 
-  it('falls back to the first prompt, then to the session id', () => {
+  it('falls back to the first prompt, then says there was none, as the CLI does', () => {
     expect(sessionTitle({ ...fakeSession(1), title: null, first_prompt: '\nAdd a --json flag\nto sync' })).toBe(
       'Add a --json flag',
     );
     const untitled = { ...fakeSession(1), title: null, first_prompt: null };
-    expect(sessionTitle({ ...untitled, session_id: 'abcdef12-3456-7890-abcd-ef0123456789' })).toBe('Untitled session abcdef12');
-    // An id that is no UUID is not cut mid-word ("test-rat").
-    expect(sessionTitle({ ...untitled, session_id: 'test-ratelimit-session' })).toBe('Untitled session test-ratelimit-session');
-    expect(sessionTitle({ ...untitled, session_id: 'x'.repeat(40) })).toBe(`Untitled session ${'x'.repeat(23)}…`);
-    expect(sessionTitle({ ...untitled, title: '  ', session_id: null })).toBe('Untitled session');
+    // The Codex rate-limit fixture's session: `cairn sessions` heads it "(no prompt)".
+    expect(sessionTitle({ ...untitled, session_id: 'test-ratelimit-session' })).toBe('(no prompt)');
+    expect(sessionTitle({ ...untitled, title: '  ', first_prompt: ' \n ', session_id: null })).toBe('(no prompt)');
+  });
+});
+
+describe('whyEvidence', () => {
+  it('says what a search matched, not the legs that found it', () => {
+    expect(whyEvidence('search', 'found by turns')).toEqual({ label: 'matched', detail: 'its turns, by their words or meaning' });
+    expect(whyEvidence('search', 'found by turns, paths, links').detail).toBe(
+      'its turns, by their words or meaning; a file it edited, by name; a branch, review or commit it is linked to, by name',
+    );
+    expect(whyEvidence('search', 'edited src/login.ts, src/a.rs')).toEqual({
+      label: 'matched',
+      detail: 'files it edited, by name: src/login.ts, src/a.rs',
+    });
+    // A reason the window does not know yet is shown as the core names it.
+    expect(whyEvidence('search', 'found by turns, tags').detail).toBe('its turns, by their words or meaning; tags');
+  });
+
+  it('names any other evidence as the core does', () => {
+    expect(whyEvidence('wrote_line', 'wrote 3 of 3 added lines')).toEqual({ label: 'wrote line', detail: 'wrote 3 of 3 added lines' });
   });
 });
 

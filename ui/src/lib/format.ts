@@ -142,17 +142,15 @@ function firstLine(text: string | null): string | null {
   );
 }
 
-/** A session with no title and no prompt, told apart by its id: a UUID's first block, another
- * id whole up to 24 characters ("Untitled session test-ratelimit-session"), else cut with "…". */
-export function untitled(id: string | null | undefined): string {
-  if (!id) return 'Untitled session';
-  const short = /^[0-9a-f]{8}-/i.test(id) ? id.slice(0, 8) : id.length > 24 ? `${id.slice(0, 23)}…` : id;
-  return `Untitled session ${short}`;
-}
+/** What heads a session with neither a title nor a prompt, as the core's views and the CLI head
+ * it: a session is named by its title, else its first prompt (`SessionHit::title`, the
+ * search hits' and forget plans' titles), else "(no prompt)" (`cairn sessions`), which is the
+ * truth about it: an automated run, a rate-limit notice, a session whose prompt was lost. */
+export const NO_PROMPT = '(no prompt)';
 
-/** The title's first line, else the first prompt's, else a stand-in that still tells sessions apart. */
+/** The title's first line, else the first prompt's, else {@link NO_PROMPT}. */
 export function sessionTitle(session: Session): string {
-  return firstLine(session.title) ?? firstLine(session.first_prompt) ?? untitled(session.session_id);
+  return firstLine(session.title) ?? firstLine(session.first_prompt) ?? NO_PROMPT;
 }
 
 /** The project name, else the last part of the working directory. */
@@ -287,6 +285,29 @@ export const evidenceNames: Record<string, string> = {
   ran_on_branch: 'ran on branch',
   person: 'linked by a person',
 };
+
+/** What each leg of a session-level search that found a session means (`SessionHit`'s
+ * `match_reasons`, which a Why answer for a description cites as "found by turns, paths"). */
+const SEARCH_REASONS: Record<string, string> = {
+  turns: 'its turns, by their words or meaning',
+  paths: 'a file it edited, by name',
+  links: 'a branch, review or commit it is linked to, by name',
+};
+
+/** A line of a Why answer's evidence as the window reads it: the kind as a label, then what it
+ * found. A description is searched, not traced: its evidence (kind `search`, "found by turns")
+ * is said as what the search matched; any other kind as it is named, underscores as spaces. */
+export function whyEvidence(kind: string, detail: string): { label: string; detail: string } {
+  if (kind !== 'search') return { label: kind.replaceAll('_', ' '), detail };
+  const found = /^found by (.+)$/.exec(detail);
+  if (found) {
+    const reasons = found[1]!.split(',').map((r) => r.trim());
+    return { label: 'matched', detail: reasons.map((r) => SEARCH_REASONS[r] ?? r).join('; ') };
+  }
+  const edited = /^edited (.+)$/.exec(detail);
+  if (edited) return { label: 'matched', detail: `files it edited, by name: ${edited[1]}` };
+  return { label: 'matched', detail };
+}
 
 /** The instant a picked day (`YYYY-MM-DD`) starts on this machine's clock, the one times are
  * shown on, as an RFC 3339 UTC time (`end`: the next day's start, for a bound that includes the

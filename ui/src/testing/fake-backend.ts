@@ -56,6 +56,17 @@ export interface FakeOptions {
   meaningWaiting?: number;
   /** Milliseconds between a build's progress events (default 0: it runs through at once). */
   meaningStepMs?: number;
+  /** The archive did not open (a data dir the user may not write, a database too damaged to
+   * open): every command that needs it fails with this, as the desktop sends it, until `fix()`
+   * and a Retry (`reopen_archive`). Doctor still runs, its archive check saying why, as the
+   * desktop's `commands::unopened` words it. */
+  unopened?: { kind: string; message: string; hint: string | null };
+  /** The archive opened read-only, and why as `app_info` says it (null: the disk is full);
+   * writes are refused with the desktop's read-only error until `fix()` and a Try again. */
+  readOnly?: string | null;
+  /** An agent CLI that is not on the PATH the app sees: a report it generates fails, as the
+   * desktop says it (`report::report`), until Settings names its program. */
+  missingAgent?: 'claude' | 'codex' | 'gemini' | 'copilot';
   /** The folder the sessions ran in is gone: resume shows its command with that problem. */
   resumeFolderGone?: boolean;
   /** Sessions an older Cairn read (Read again is offered until a reindex runs). */
@@ -583,6 +594,29 @@ export function fakeBackend(options: FakeOptions = {}) {
     await send('meaning-finished', { embedded: total, error: null });
   };
   const calls: { cmd: string; args: Record<string, unknown> }[] = [];
+  // The archive's state as the shell holds it: unopened (why), read-only (why), or open; `fix()`
+  // puts the folder right, and the next Retry opens it as the shell's reopen does.
+  let unopened = options.unopened ?? null;
+  let readOnly = options.readOnly;
+  let fixed = false;
+  const fix = () => {
+    fixed = true;
+  };
+  /** The commands the shell answers without an open archive. */
+  const withoutArchive = new Set(['app_info', 'doctor', 'reopen_archive']);
+  /** The commands that write, refused on a read-only archive (`report::report` of `ReadOnly`). */
+  const writes = new Set(['sync_archive', 'recall_reject', 'recall_accept', 'recall_restore', 'forget_sessions']);
+  const readOnlyError = () => ({
+    kind: 'read_only',
+    message: '/tmp/cairn-test is read-only: Cairn can show what the archive holds but cannot change it',
+    hint: "Make the folder and its files writable for your user (`chmod -R u+w '/tmp/cairn-test'`), then press Try again in the read-only notice at the top of the window.",
+  });
+  // The agent CLIs a generator runs, found on this app's PATH (but `missingAgent`), or named.
+  const onPath: Record<string, string | null> = { claude: '/usr/bin/claude', codex: '/usr/local/bin/codex', gemini: null, copilot: null };
+  if (options.missingAgent) onPath[options.missingAgent] = null;
+  const configured: Record<string, string | null> = { claude: null, codex: null, gemini: null, copilot: null };
+  const programs = () =>
+    Object.keys(onPath).map((agent) => ({ agent, configured: configured[agent] ?? null, runs: configured[agent] ?? onPath[agent] ?? null }));
   const handler = async (cmd: string, payload: unknown): Promise<unknown> => {
     const args = (payload ?? {}) as Record<string, unknown>;
     calls.push({ cmd, args });
@@ -591,12 +625,15 @@ export function fakeBackend(options: FakeOptions = {}) {
       delete failures[cmd];
       throw failure;
     }
+    if (unopened !== null && !withoutArchive.has(cmd)) throw unopened;
+    if (readOnly !== undefined && writes.has(cmd)) throw readOnlyError();
     switch (cmd) {
       case 'app_info':
         return {
           data_dir: '/tmp/cairn-test',
           version: '0.1.0',
-          read_only: false,
+          read_only: readOnly !== undefined,
+          read_only_why: readOnly ?? null,
           launch_link: null,
           launch_refused: options.launchRefused ?? null,
           sessions_read_before: readBefore,
@@ -636,9 +673,17 @@ export function fakeBackend(options: FakeOptions = {}) {
         }
         return report;
       }
-      case 'app_ready':
       case 'reopen_archive':
-        return { watching: ['/home/dev/.claude/projects'], problem: null };
+        if (unopened !== null && !fixed) throw unopened;
+        unopened = null;
+        if (fixed) readOnly = undefined;
+        return readOnly !== undefined
+          ? { watching: [], problem: 'the archive is read-only, so new transcripts cannot be captured' }
+          : { watching: ['/home/dev/.claude/projects'], problem: null };
+      case 'app_ready':
+        return readOnly !== undefined
+          ? { watching: [], problem: 'the archive is read-only, so new transcripts cannot be captured' }
+          : { watching: ['/home/dev/.claude/projects'], problem: null };
       case 'list_sessions': {
         const query = args.query as SessionQuery;
         const all = fakeSessions(sessions);
@@ -939,6 +984,14 @@ export function fakeBackend(options: FakeOptions = {}) {
         };
       }
       case 'insight_generate': {
+        const generator = (args.request as { generator?: string | null }).generator ?? 'claude';
+        if (generator in onPath && (configured[generator] ?? onPath[generator]) === null) {
+          throw {
+            kind: 'external',
+            message: `${generator}: not found on the PATH this app sees (an app started from the desktop may not see your shell's)`,
+            hint: 'Name the program in Settings › Agent programs, or pick another generator.',
+          };
+        }
         const id = Math.max(0, ...reports.map((r) => r.id)) + 1;
         const made = fakeInsight(id, (args.request as { title?: string }).title ?? 'Weekly summary');
         reports = [made, ...reports];
@@ -1123,11 +1176,31 @@ export function fakeBackend(options: FakeOptions = {}) {
           void buildMeaning();
         }
         return meaning;
-      case 'doctor':
-        return { checks: [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }] };
+      case 'agent_programs':
+        return programs();
+      case 'set_agent_program': {
+        // As the core checks it: an absolute path (the fake takes any such as executable).
+        const agent = String(args.agent);
+        const binary = String(args.binary).trim();
+        if (binary !== '' && !binary.startsWith('/')) {
+          throw {
+            kind: 'invalid',
+            message: `${binary} is no program Cairn can run: give the full path of the ${agent} executable (\`which ${agent}\` in a terminal prints it)`,
+            hint: null,
+          };
+        }
+        configured[agent] = binary === '' ? null : binary;
+        return programs();
+      }
+      case 'doctor': {
+        const checks = [{ name: 'claude retention', status: 'warn', detail: 'Claude Code deletes transcripts after 30 days' }];
+        if (unopened === null) return { checks };
+        const why = unopened.hint ? `did not open: ${unopened.message}. ${unopened.hint}` : `did not open: ${unopened.message}`;
+        return { checks: [{ name: 'archive', status: 'fail', detail: why }, ...checks] };
+      }
       default:
         throw `unknown command ${cmd}`;
     }
   };
-  return { handler, calls };
+  return { handler, calls, fix };
 }

@@ -301,6 +301,47 @@ impl Cairn {
     pub fn recall_extract_detect(&self) -> Vec<llm::detect::DetectedGenerator> {
         llm::detect::detect(&llm::detect::Probe::from_env())
     }
+
+    /// Run `binary` for the agent CLI `agent` (a generator: `claude`, `codex`, `gemini`,
+    /// `copilot`) instead of its name looked up on `PATH` (`[agent.<agent>] binary`, written
+    /// with comments and every other key kept); an empty `binary` goes back to `PATH`. It must
+    /// name an executable file by an absolute path, or nothing is written. Reports and
+    /// extraction read it from the archive opened next (the desktop reopens it).
+    pub fn set_agent_binary(&self, agent: &str, binary: &str) -> Result<()> {
+        if !crate::config::GENERATOR_AGENTS.contains(&agent) {
+            return Err(Error::Invalid(format!(
+                "unknown agent {:?}: pick claude, codex, gemini or copilot",
+                crate::text::one_line(agent, 40)
+            )));
+        }
+        let binary = binary.trim();
+        if !binary.is_empty() {
+            let path = std::path::Path::new(binary);
+            let runnable = path.is_absolute()
+                && std::fs::metadata(path).is_ok_and(|meta| {
+                    #[cfg(unix)]
+                    {
+                        use std::os::unix::fs::PermissionsExt as _;
+                        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+                    }
+                    #[cfg(not(unix))]
+                    {
+                        meta.is_file()
+                    }
+                });
+            if !runnable {
+                return Err(Error::Invalid(format!(
+                    "{} is no program Cairn can run: give the full path of the {agent} executable (`which {agent}` in a terminal prints it)",
+                    crate::text::one_line(binary, 200)
+                )));
+            }
+        }
+        self.edit_config(
+            |text| crate::config::write_agent_binary(text, agent, binary),
+            |_| Ok(()),
+        )?;
+        Ok(())
+    }
 }
 
 /// What the form may write: a known generator, an endpoint and a model for an endpoint, a

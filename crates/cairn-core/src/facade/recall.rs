@@ -103,7 +103,12 @@ impl Cairn {
             let (matrix, waiting) = self.usable_matrix(store, VectorStore::Recall)?;
             let pending = recall::hybrid::PendingQuery {
                 matrix: &matrix,
-                embed: Box::new(|| self.semantic.embed_query(&req.text)),
+                embed: Box::new(|| {
+                    Ok(recall::hybrid::Embedded {
+                        vector: self.semantic.embed_query(&req.text)?,
+                        floor: self.semantic.embedder()?.similarity_floor(),
+                    })
+                }),
             };
             let mut resp = recall::query(store.conn(), req, now.as_second(), Some(pending))?;
             resp.vectors_pending = u32::try_from(waiting).unwrap_or(u32::MAX);

@@ -3,9 +3,13 @@
 //! * Vector (policy `cairn-vector-cosine-v1`): the query's embedding against every entry's,
 //!   brute force over the in-memory matrix; the best `k = max(1.25 × limit, 200)` are filtered with
 //!   the structured filters in SQL, doubling `k` until `limit` survive or the matrix is
-//!   exhausted. Score = cosine; match reason `semantic`.
+//!   exhausted, when the nearest entry of all reaches the embedder's similarity floor
+//!   ([`Embedder::similarity_floor`], the floor search and `why` use), else none: a question about
+//!   nothing in Recall listed every entry. The floor judges the question, not each entry: an
+//!   answer to a paraphrase can sit just under it (0.176, 0.198 on the fixtures), ranked below a
+//!   nearer entry. Score = cosine; match reason `semantic`.
 //! * Hybrid (policy `cairn-hybrid-rrf-v1`): the lexical ranking (top [`LEG`]) and the vector
-//!   ranking (top [`LEG`]), same filters, fused by Reciprocal Rank Fusion with k = 60; ties by
+//!   ranking (top [`LEG`], none when the question is under the floor), same filters, fused by Reciprocal Rank Fusion with k = 60; ties by
 //!   entry id. Rows keep their lexical breakdown, gain the cosine and both ranks, and `semantic`
 //!   joins their match reasons when the vector leg found them. Score = the fused score.
 //!
@@ -19,6 +23,8 @@
 //!
 //! Freshness is the caller's: both run only on a matrix that [`crate::semantic::vectors`]
 //! found complete for the present corpus.
+//!
+//! [`Embedder::similarity_floor`]: crate::semantic::embed::Embedder::similarity_floor
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,10 +44,21 @@ pub const LEG: usize = 500;
 /// The share of the query's IDF mass a lexical hit must match to enter hybrid's lexical leg.
 pub const MIN_COVERAGE: f64 = 0.5;
 
-/// The query side of a semantic search: the entries' vectors and the query's.
+/// The query side of a semantic search: the entries' vectors, the query's, and the least
+/// cosine at which an entry counts as found.
 pub struct SemanticQuery<'a> {
     pub matrix: &'a Matrix,
     pub query: &'a [f32],
+    pub floor: f32,
+}
+
+/// A query's embedding and its embedder's [`Embedder::similarity_floor`]: the floor belongs to
+/// the model that made the vector (an endpoint's cosines have a scale of their own).
+///
+/// [`Embedder::similarity_floor`]: crate::semantic::embed::Embedder::similarity_floor
+pub struct Embedded {
+    pub vector: Arc<[f32]>,
+    pub floor: f32,
 }
 
 /// The query side before the query is embedded: the entries' vectors, and the work that embeds
@@ -50,17 +67,18 @@ pub struct SemanticQuery<'a> {
 /// leg costs no wall time.
 pub struct PendingQuery<'a> {
     pub matrix: &'a Matrix,
-    pub embed: Box<dyn FnOnce() -> Result<Arc<[f32]>> + Send + 'a>,
+    pub embed: Box<dyn FnOnce() -> Result<Embedded> + Send + 'a>,
 }
 
 impl PendingQuery<'_> {
     /// Embed the query here, on the caller's thread.
-    pub fn embed(self) -> Result<Arc<[f32]>> {
+    pub fn embed(self) -> Result<Embedded> {
         (self.embed)()
     }
 }
 
-/// The `limit` entries passing `filters` nearest to the query: (rowid, id, cosine), best first.
+/// The `limit` entries passing `filters` nearest to the query, when the nearest entry of all
+/// reaches the floor (else none): (rowid, id, cosine), best first.
 pub(crate) fn vector_leg(
     conn: &Connection,
     sem: &SemanticQuery<'_>,
@@ -73,6 +91,12 @@ pub(crate) fn vector_leg(
     // covers selective ones. (Hybrid's 500-deep leg used to start at 2000 rows to check.)
     let mut k = (limit + limit / 4).max(200);
     let scores = sem.matrix.scores(sem.query);
+    // A question is about something in Recall when its nearest entry reaches the floor; then
+    // its nearest entries are ranked as they are (an answer to a paraphrase can sit just under
+    // the floor, ranked below a nearer one), else none counts as found by meaning.
+    if !scores.iter().any(|&cos| cos >= sem.floor) {
+        return Ok(Vec::new());
+    }
     loop {
         let top = sem.matrix.top_of(&scores, k);
         let ids: String = top
@@ -163,7 +187,8 @@ pub fn hybrid(
     let (lexical, query) = (lexical?, query?);
     let sem = SemanticQuery {
         matrix,
-        query: &query,
+        query: &query.vector,
+        floor: query.floor,
     };
     fuse(conn, lexical, &sem, filters)
 }

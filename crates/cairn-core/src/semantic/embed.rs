@@ -108,9 +108,10 @@ pub trait Embedder: Send + Sync {
     fn refresh_on_write(&self) -> bool;
     /// One line for status output: what runs and where it came from.
     fn describe(&self) -> String;
-    /// The least cosine at which a turn counts as found by its meaning (search and `why`; not
-    /// Recall, whose ranking keeps AgentsView's). A model's cosines have a scale of their own, so
-    /// only a model measured for one has a floor; any other keeps every nearest turn.
+    /// The least cosine at which a turn or a Recall entry counts as found by its meaning
+    /// (search, `why`, Recall's vector and hybrid modes). A model's cosines have a scale of
+    /// their own, so only a model measured for one has a floor; any other keeps every nearest
+    /// turn and entry.
     fn similarity_floor(&self) -> f32 {
         f32::NEG_INFINITY
     }

@@ -44,9 +44,9 @@ describe('SessionHeader', () => {
     expect(tokens()?.textContent).toContain('42 out');
   });
 
-  it('heads a session with no title and no prompt by its id, not cut mid-word', () => {
+  it('heads a session with no title and no prompt as the CLI lists it', () => {
     const detail = { ...fakeDetail('k'), title: null, session_id: 'test-ratelimit-session' };
     const h = head(detail);
-    expect(h.querySelector('h2')?.textContent).toBe('Untitled session test-ratelimit-session');
+    expect(h.querySelector('h2')?.textContent).toBe('(no prompt)');
   });
 });

@@ -5,6 +5,7 @@ import {
   api,
   onSyncProgress,
   type Agent,
+  type AgentProgram,
   type Api,
   type DoctorReport,
   type ExtractDoctor,
@@ -37,6 +38,8 @@ export type SettingsApi = Pick<
   | 'extractStatus'
   | 'extractDoctor'
   | 'reindexArchive'
+  | 'agentPrograms'
+  | 'setAgentProgram'
 >;
 
 /** The agents whose transcripts are read from folders: every one but ATIF, which only comes in
@@ -78,6 +81,11 @@ export class SettingsStore {
   reindexDry = $state(true);
   /** How far the running one has read (the sync's progress events). */
   reindexProgress: SyncProgress | null = $state(null);
+  /** The agent CLIs reports and extraction can run, and which program each runs. */
+  programs = new Resource<AgentProgram[]>();
+  /** Per agent: the program being typed, and its save. */
+  programDrafts: Record<string, string> = $state({});
+  programSaving: Record<string, Resource<AgentProgram[]>> = {};
   #api: SettingsApi;
   #subscribe: Subscribe<SyncProgress>;
   #listening: Promise<unknown> | null = null;
@@ -95,7 +103,29 @@ export class SettingsStore {
       this.loadDoctor(),
       this.preview(),
       this.loadExtract(),
+      this.loadPrograms(),
     ]);
+  }
+
+  async loadPrograms(): Promise<void> {
+    await this.programs.load(() => this.#api.agentPrograms(), { keep: true });
+    for (const p of this.programs.data ?? []) this.programDrafts[p.agent] = p.configured ?? '';
+  }
+
+  /** The save of `agent`'s program (made on first use: the agents come from the backend). */
+  programSave(agent: string): Resource<AgentProgram[]> {
+    return (this.programSaving[agent] ??= new Resource());
+  }
+
+  /** Name the program `agent` runs (empty: its name on PATH again); the shell writes
+   * config.toml and opens the archive again, so the next report runs it. */
+  async saveProgram(agent: string, binary = this.programDrafts[agent] ?? ''): Promise<boolean> {
+    const save = this.programSave(agent);
+    await save.load(() => this.#api.setAgentProgram(agent, binary.trim()));
+    if (save.status !== 'ready') return false;
+    this.programs.data = save.data;
+    for (const p of save.data ?? []) this.programDrafts[p.agent] = p.configured ?? '';
+    return true;
   }
 
   async loadSources(): Promise<void> {

@@ -36,6 +36,14 @@ export class SyncStore {
     return this.status === 'running';
   }
 
+  /** Forget a failure: what it said no longer holds (the archive it could not write was just
+   * opened again). A report or a running sync is kept. */
+  forget(): void {
+    if (this.status !== 'error') return;
+    this.status = this.report === null ? 'idle' : 'done';
+    this.problem = null;
+  }
+
   /** Import what is new. Does nothing while a sync runs; resolves to the report or null. */
   async run(): Promise<SyncReport | null> {
     if (this.status === 'running') return null;

@@ -182,4 +182,26 @@ describe('HealthPanel: checks', () => {
     expect([...(shown?.querySelectorAll('code') ?? [])].map((c) => c.textContent)).toEqual(['cairn hooks install --agent claude']);
     expect(shown?.querySelector('b')).toBeNull();
   });
+
+  it('says Aider and Crush are read in every repository a session ran in, as a sync reads them', async () => {
+    // Doctor's words (doctor.rs) when no folder is named; a sync reads each known repository's file anyway.
+    const none = (agent: string, variable: string, file: string) => ({
+      name: `${agent} sources`,
+      status: 'ok',
+      detail: `none set: name your repositories (or folders of them) in $${variable} or [sources.${agent}] dirs to read their ${file}`,
+    });
+    panel(async () => ok(report()), [
+      none('aider', 'AIDER_HISTORY_DIRS', '.aider.chat.history.md'),
+      none('crush', 'CRUSH_PROJECT_DIRS', '.crush/crush.db'),
+      { name: 'aider source dir', status: 'ok', detail: '/work/shop (environment)' },
+    ]);
+    await settle();
+    const details = [...document.querySelectorAll('[data-testid="health-checks"] .detail')].map((d) => d.textContent);
+    expect(details[0]).toBe(
+      'no folder named: read from every repository a captured session ran in (its .aider.chat.history.md); Change… under Transcript folders names more repositories, or folders of them',
+    );
+    expect(details[1]).toContain('(its .crush/crush.db)');
+    expect(details.join('\n')).not.toContain('none set');
+    expect(details[2]).toBe('/work/shop (environment)');
+  });
 });
