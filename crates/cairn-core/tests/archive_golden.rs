@@ -259,6 +259,9 @@ fn search_leaves_out_words_without_letters_or_digits() {
         "phoenix → server",
         "🚀 phoenix server ...",
         "phoenix server \u{301}",
+        "phoenix server Ⓐ",
+        "phoenix server ा",
+        "phoenix server ⓐⓑ",
     ] {
         assert_eq!(keys(noisy), plain, "{noisy:?}");
         let sessions = cairn.search_sessions(&q(noisy)).unwrap();

@@ -103,8 +103,10 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
 /// Whether the index's tokenizer (`unicode61`: letters, digits and private-use characters are
 /// token characters, everything else separates) surely reads a token in `text`. A quoted word
 /// it reads nothing in (`-`, `→`, an emoji) is a phrase FTS5 leaves out of its phrase count.
-/// Close to the tokenizer's table, never wider: Rust's alphanumerics also hold the combining
-/// marks of the Alphabetic property, which the tokenizer separates at, so those are left out.
+/// Close to the tokenizer's table but wider where unsure (Rust's alphanumerics also hold
+/// symbols and vowel signs of the Alphabetic property, `Ⓐ`, `ा`, which the tokenizer may
+/// separate at): a word this keeps may still be read as nothing, which [`phrases`] checks with
+/// [`surely_token`].
 pub fn holds_token(text: &str) -> bool {
     text.chars().any(|c| {
         c.is_ascii_alphanumeric()
@@ -115,10 +117,27 @@ pub fn holds_token(text: &str) -> bool {
     })
 }
 
+/// Whether the tokenizer surely reads `c` as part of a token: an ASCII letter or digit, or a
+/// letter of the scripts whose blocks hold letters only where taken here (Latin, Greek,
+/// Cyrillic, Hebrew, Arabic, kana, CJK ideographs, Hangul, fullwidth forms). Anything else may
+/// be a symbol or a mark the tokenizer separates at.
+fn surely_token(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(c,
+            '\u{c0}'..='\u{d6}' | '\u{d8}'..='\u{f6}' | '\u{f8}'..='\u{24f}'
+            | '\u{388}'..='\u{3ff}' | '\u{400}'..='\u{481}' | '\u{48a}'..='\u{52f}'
+            | '\u{5d0}'..='\u{5ea}' | '\u{621}'..='\u{64a}'
+            | '\u{3041}'..='\u{3096}' | '\u{30a1}'..='\u{30fa}'
+            | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7a3}'
+            | '\u{f900}'..='\u{faff}' | '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}'
+            | '\u{ff41}'..='\u{ff5a}')
+}
+
 /// The phrases of the FTS5 expression `expr`, in order, each as written (quotes included), when
 /// it is only plain quoted phrases separated by spaces or `OR` (what Cairn's own searches build),
-/// each holding a token ([`holds_token`]: FTS5 drops an empty phrase, and [`NAME`] is given one
-/// count per phrase it keeps); `None` for any other syntax, which plain bm25 ranks.
+/// each surely read as tokens (FTS5 drops a phrase it reads nothing in, and [`NAME`] is given
+/// one count per phrase it keeps: a phrase with a character the tokenizer may separate at,
+/// beyond ASCII's, is not counted on here); `None` otherwise, which plain bm25 ranks.
 pub fn phrases(expr: &str) -> Option<Vec<&str>> {
     let mut out = Vec::new();
     let mut rest = expr.trim_start();
@@ -145,7 +164,8 @@ pub fn phrases(expr: &str) -> Option<Vec<&str>> {
             }
         }
         let end = end?;
-        if !holds_token(&body[..end]) {
+        let phrase = &body[..end];
+        if !holds_token(phrase) || phrase.chars().any(|c| !c.is_ascii() && !surely_token(c)) {
             return None;
         }
         out.push(&rest[..end + 2]);
@@ -374,10 +394,10 @@ mod tests {
     }
 
     /// Hostile query text (MCP arguments, a person's search) reaches the function only as
-    /// quoted phrases: hundreds of them, quotes, control characters, astral and combining
-    /// characters and a long one are scored as bm25 scores them. A phrase of no token is not
-    /// given to it (FTS5 leaves such a phrase out of an AND's phrase count): plain bm25 ranks
-    /// that query.
+    /// quoted phrases: hundreds of them, quotes, control characters, accented letters and a
+    /// long one are scored as bm25 scores them. A phrase that may hold no token (a symbol, a
+    /// combining mark, a vowel sign alone) is not given to it (FTS5 leaves such a phrase out of
+    /// an AND's phrase count): plain bm25 ranks that query.
     #[test]
     fn hostile_phrases_are_scored_as_bm25_scores_them() {
         let conn = table();
@@ -391,10 +411,18 @@ mod tests {
         let mut phrases: Vec<String> = (0..300).map(|i| format!("\"word{i}\"")).collect();
         phrases.push("\"say \"\"hi\"\"\"".into());
         phrases.push("\"\u{1b}[31m red\"".into());
-        phrases.push(format!("\"{}\"", "cafe\u{301} ".repeat(2000)));
+        phrases.push(format!("\"{}\"", "café ".repeat(2000)));
         let expr = phrases.join(" OR ");
         assert_eq!(assert_same(&conn, &expr), 2);
-        for empty in ["\"🎉\"", "\"...\"", "\"\u{301}\"", "\"-\""] {
+        for empty in [
+            "\"🎉\"",
+            "\"...\"",
+            "\"\u{301}\"",
+            "\"-\"",
+            "\"Ⓐ\"",
+            "\"ा\"",
+            "\"ⓐⓑ\"",
+        ] {
             for joined in [" OR ", " "] {
                 let expr = format!("\"word1\"{joined}{empty}");
                 assert_eq!(super::phrases(&expr), None, "{expr}");
