@@ -106,7 +106,19 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0047_source_manifests.sql"),
         then: Some(describe_sources),
     },
+    Migration {
+        sql: include_str!("archive/migrations/0048_index_cjk_and_emoji.sql"),
+        then: Some(index_tails),
+    },
 ];
+
+/// Migration 0048's Rust half: the records with a CJK word or an emoji are indexed again with
+/// their tail, so a word inside a run of CJK text is found.
+fn index_tails(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::index_tails(tx)
+        .map(drop)
+        .map_err(crate::store::err_in(tx))
+}
 
 /// Migration 0047's Rust half: each source an older build retained is described beside its
 /// copies, so the archive can be rebuilt from them alone.

@@ -323,8 +323,16 @@ fn immutable_uri(path: &Path) -> String {
 }
 
 /// Name the database in a SQLite error; a write that found no room becomes
-/// [`Error::DiskFull`] naming the data dir.
+/// [`Error::DiskFull`] naming the data dir. A statement SQLite would not prepare keeps its
+/// message and code, not its text: rusqlite's message quotes the whole statement (kilobytes of
+/// SQL for a long search), which tells a person nothing.
 pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
+    let source = match source {
+        rusqlite::Error::SqlInputError { error, msg, .. } => {
+            rusqlite::Error::SqliteFailure(error, Some(msg))
+        }
+        other => other,
+    };
     match crate::error::NoRoom::of_db(path, &source) {
         Some(why) => Error::DiskFull {
             dir: path.parent().unwrap_or(path).to_owned(),

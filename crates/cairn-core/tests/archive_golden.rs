@@ -233,7 +233,7 @@ fn search_finds_records_by_words_and_tool_input() {
     assert!(err.contains("cannot search"), "{err}");
 }
 
-/// A word the index reads nothing in (a dash, an arrow, an emoji) beside real words is left out,
+/// A word the index reads nothing in (a dash, an arrow, a sign) beside real words is left out,
 /// not a phrase FTS5 drops while the ranking still counts it (that was "bad parameter or API
 /// misuse" in the window, the CLI and MCP); alone, it is said to be nothing to search for.
 #[test]
@@ -257,7 +257,7 @@ fn search_leaves_out_words_without_letters_or_digits() {
     for noisy in [
         "phoenix - server",
         "phoenix → server",
-        "🚀 phoenix server ...",
+        "… phoenix server ...",
         "phoenix server \u{301}",
         "phoenix server Ⓐ",
         "phoenix server ा",
@@ -269,7 +269,7 @@ fn search_leaves_out_words_without_letters_or_digits() {
     }
     // A raw expression with such a phrase is ranked by FTS5's own bm25, which counts it.
     assert!(!keys("\"phoenix\" \"-\"").is_empty());
-    for nothing in ["-", "→ 🚀", "..."] {
+    for nothing in ["-", "→ ·", "..."] {
         let err = cairn.search(&q(nothing)).unwrap_err();
         assert_eq!(err.kind(), cairn_core::ErrorKind::Invalid, "{nothing:?}");
         assert!(

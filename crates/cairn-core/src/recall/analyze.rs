@@ -8,7 +8,8 @@
 //!    json, line). A run that splits emits its parts *and* the whole identifier (joiners folded to
 //!    `_`), so an exact identifier matches strongly and its parts still match.
 //! 3. Fold: NFKD, combining marks removed, lower-cased (`Café` → `cafe`).
-//! 4. CJK (Han, Kana, Hangul) has no spaces: overlapping character bigrams.
+//! 4. CJK (Han, Kana, Hangul) has no spaces: overlapping character bigrams (the archive's
+//!    full-text index splits them alike: `archive::store::cjk_pairs`).
 //! 5. Stem English words with Snowball (`fixing`, `fixed` → `fix`); words with digits and
 //!    identifiers are not stemmed.
 //! 6. Drop stop words, including the boilerplate of questions as people type them ("how did we
@@ -19,6 +20,8 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
+
+use crate::archive::store::{cjk_pairs, is_cjk};
 
 /// Terms longer than this are not indexed (base64 blobs, minified code).
 const MAX_TERM_CHARS: usize = 64;
@@ -315,31 +318,14 @@ pub fn fold(s: &str) -> String {
         .collect()
 }
 
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF      // Hiragana, Katakana
-        | 0x3400..=0x4DBF    // CJK Extension A
-        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
-        | 0xAC00..=0xD7AF    // Hangul syllables
-        | 0xF900..=0xFAFF    // CJK compatibility
-        | 0x20000..=0x2FA1F) // Extensions B+
-}
-
-/// CJK runs as overlapping bigrams (a lone character as itself); non-CJK parts of the run are
-/// analysed as ordinary words would be.
+/// CJK runs as overlapping bigrams (a lone character as itself), as the archive's full-text
+/// index splits them ([`cjk_pairs`]); non-CJK parts of the run are analysed as ordinary words
+/// would be.
 fn cjk_terms(run: &str, emit: &mut dyn FnMut(String)) {
     let mut chunk: Vec<char> = Vec::new();
     let mut other = String::new();
     let flush_cjk = |chunk: &mut Vec<char>, emit: &mut dyn FnMut(String)| {
-        match chunk.len() {
-            0 => {}
-            1 => emit(chunk[0].to_string()),
-            _ => {
-                for w in chunk.windows(2) {
-                    emit(w.iter().collect());
-                }
-            }
-        }
+        cjk_pairs(chunk, emit);
         chunk.clear();
     };
     for c in run.chars() {

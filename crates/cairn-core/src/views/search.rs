@@ -61,8 +61,8 @@ pub struct SessionSearch {
 
 /// Turn what a person typed into an FTS5 query: every word must match (in any column), each
 /// quoted so punctuation and FTS syntax characters are literal. A word the index reads nothing
-/// in (`-`, `→`, an emoji: [`rank::holds_token`]) is left out, as the index left it out of every
-/// record. A query that starts with `"` is passed through as a raw FTS5 expression (phrases, OR,
+/// in (`-`, `→`: neither [`rank::holds_token`] nor a tail term, [`archive::has_tail_terms`]: an
+/// emoji is one) is left out, as the index left it out of every record. A query that starts with `"` is passed through as a raw FTS5 expression (phrases, OR,
 /// NEAR). Control characters separate words, as the index's tokenizer reads them (a NUL would
 /// end FTS5's reading of the query). `None`: nothing to look up.
 pub fn fts_query(input: &str) -> Option<String> {
@@ -76,7 +76,7 @@ pub fn fts_query(input: &str) -> Option<String> {
     }
     let terms: Vec<String> = trimmed
         .split_whitespace()
-        .filter(|w| rank::holds_token(w))
+        .filter(|w| rank::holds_token(w) || archive::has_tail_terms(w))
         .map(quoted)
         .collect();
     (!terms.is_empty()).then(|| terms.join(" "))

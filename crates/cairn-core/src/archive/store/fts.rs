@@ -10,15 +10,25 @@
 //! index), by token position. So the form indexed must split into exactly as many tokens as
 //! the stored text does, in the same order: an escape is blanked only where its letter is glued
 //! to a word (then it was part of that word's token, and blanking it leaves the word); an
-//! escape standing alone (`\n\n`, `\n"`) stays, a token of its own in both. Every write that
-//! adds a row to the index or takes one out goes through this module, with the same form:
-//! FTS5 takes a row out by the exact values it was given.
+//! escape standing alone (`\n\n`, `\n"`) stays, a token of its own in both.
+//!
+//! After those tokens, and only there, a column may hold more: a space, then its tail ([`tail`]:
+//! the words inside runs of Chinese, Japanese or Korean text, words glued to such a run, emoji),
+//! terms that have no place in the stored text, so they never move one of its tokens
+//! ([`text_column`], [`input_column`]). Every write that adds a row to the index or takes one
+//! out goes through this module, with the same form: FTS5 takes a row out by the exact values it
+//! was given.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use rusqlite::{Connection, params};
+
+mod tail;
+pub use tail::{
+    GROUP_BREAK, Needles, cjk_pairs, has_tail_terms, in_index_terms, is_cjk, phrase_terms,
+};
 
 /// `input` as the index reads it: each JSON escape `\n`, `\t`, `\r`, `\b`, `\f` or `\uXXXX`
 /// that is glued to an ASCII letter or digit after it replaced by as many spaces (the same
@@ -387,8 +397,26 @@ pub fn readable_escapes(snippet: &str) -> String {
     out
 }
 
-/// Add record `rowid` to the index, its text and input in the forms the index reads
-/// ([`indexed_text`], [`indexed_input`]).
+/// A form the index reads with its tail after it, if it has one.
+fn with_tail(form: Cow<'_, str>) -> Cow<'_, str> {
+    match tail::tail(&form) {
+        Some(tail) => Cow::Owned(format!("{form} {tail}")),
+        None => form,
+    }
+}
+
+/// A record's text as the index is given it: [`indexed_text`]'s form, then its tail.
+pub fn text_column(text: &str) -> Cow<'_, str> {
+    with_tail(indexed_text(text))
+}
+
+/// A record's tool input as the index is given it: [`indexed_input`]'s form, then its tail.
+pub fn input_column(input: &str) -> Cow<'_, str> {
+    with_tail(indexed_input(input))
+}
+
+/// Add record `rowid` to the index, its text and input as the index reads them
+/// ([`text_column`], [`input_column`]).
 pub fn index_record(
     conn: &Connection,
     rowid: i64,
@@ -398,8 +426,8 @@ pub fn index_record(
     insert_indexed(
         conn,
         rowid,
-        text.map(indexed_text).as_deref(),
-        tool_input.map(indexed_input).as_deref(),
+        text.map(text_column).as_deref(),
+        tool_input.map(input_column).as_deref(),
     )
 }
 
@@ -426,8 +454,8 @@ pub fn unindex_record(
     delete_indexed(
         conn,
         rowid,
-        text.map(indexed_text).as_deref(),
-        tool_input.map(indexed_input).as_deref(),
+        text.map(text_column).as_deref(),
+        tool_input.map(input_column).as_deref(),
     )?;
     conn.prepare_cached("UPDATE fts_takeouts SET count = count + 1 WHERE id = 1")?
         .execute([])
@@ -455,7 +483,7 @@ pub fn unindex_session(conn: &Connection, session: i64) -> rusqlite::Result<()> 
 /// character and folds ASCII case, so phrases with the same key hold the same tokens (`"Login"`
 /// and `"login:"` share a count); anything else (other scripts, diacritics) is kept as written,
 /// never merged on a guess.
-fn phrase_key(phrase: &str) -> String {
+pub(super) fn phrase_key(phrase: &str) -> String {
     phrase
         .split(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric())
         .filter(|piece| !piece.is_empty())
@@ -620,6 +648,40 @@ pub fn reindex_escaped_text(conn: &Connection) -> rusqlite::Result<u64> {
             let input = input.as_deref().map(indexed_input);
             delete_indexed(conn, id, Some(&text), input.as_deref())?;
             insert_indexed(conn, id, Some(&indexed), input.as_deref())?;
+            changed += 1;
+        }
+    }
+    if changed > 0 {
+        // Phrase counts kept by another process start again.
+        conn.execute("UPDATE fts_takeouts SET count = count + 1 WHERE id = 1", [])?;
+    }
+    Ok(changed)
+}
+
+/// Migration 48: the records whose text or tool input has a tail ([`text_column`],
+/// [`input_column`]: a CJK character or an emoji), indexed without one before, taken out as they
+/// were indexed and put back with it. Only a column holding a character outside ASCII can have a
+/// tail, and SQLite finds those rows itself (a column's length in characters differs from its
+/// length in bytes), so the others are read by the scan alone. Returns how many were put back.
+pub fn index_tails(conn: &Connection) -> rusqlite::Result<u64> {
+    let mut rows = conn.prepare(
+        "SELECT id, text, tool_input FROM records
+         WHERE length(text) <> length(CAST(text AS BLOB))
+            OR length(tool_input) <> length(CAST(tool_input AS BLOB))",
+    )?;
+    let mut changed = 0u64;
+    let mut query = rows.query([])?;
+    while let Some(row) = query.next()? {
+        let (id, text, input): (i64, Option<String>, Option<String>) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        let (text, input) = (text.as_deref(), input.as_deref());
+        // As every write before this migration indexed them (and migrations 28 and 41 left
+        // them), and as every write from now on does.
+        let before = (text.map(indexed_text), input.map(indexed_input));
+        let after = (text.map(text_column), input.map(input_column));
+        if before != after {
+            delete_indexed(conn, id, before.0.as_deref(), before.1.as_deref())?;
+            insert_indexed(conn, id, after.0.as_deref(), after.1.as_deref())?;
             changed += 1;
         }
     }

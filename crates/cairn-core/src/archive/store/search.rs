@@ -135,10 +135,17 @@ pub fn ranked_records(
     // `cairn_bm25` given each phrase's record count, kept between queries (`phrase_rows`): the
     // same scores without bm25 visiting every record of every phrase on every query.
     // The counts are bound, the first parameters of the statement (its select list comes
-    // first), so one statement serves every query of as many phrases.
+    // first), so one statement serves every query of as many phrases; past
+    // [`MAX_COUNTED_PHRASES`] (a pasted page), bm25 counts them itself: the same scores.
+    //
+    // The expression is first written in the index's terms (a CJK word as its character pairs,
+    // an emoji as its term: `fts::in_index_terms`), and a phrase it repeats is asked once.
+    let expr = super::fts::in_index_terms(expr);
+    let expr = distinct_phrases(&expr);
+    let expr: &str = &expr;
     let mut args: Vec<SqlValue> = Vec::new();
     let rank = match crate::store::rank::phrases(expr) {
-        Some(phrases) => {
+        Some(phrases) if phrases.len() <= MAX_COUNTED_PHRASES => {
             args.extend(
                 super::phrase_rows(conn, &phrases)?
                     .into_iter()
@@ -150,7 +157,7 @@ pub fn ranked_records(
                 ", ?".repeat(phrases.len())
             )
         }
-        None => "bm25(records_fts)".to_owned(),
+        _ => "bm25(records_fts)".to_owned(),
     };
     let mut inner = if f.is_empty() {
         format!(
@@ -210,6 +217,49 @@ pub fn ranked_records(
     rows.collect()
 }
 
+/// The most phrases a search ranks with `cairn_bm25` and the counts it keeps. Each count is an
+/// argument of the function, and SQLite refuses a call of more than 1000 (its default
+/// `SQLITE_MAX_FUNCTION_ARG`, the bundled build's): a query of a thousand words failed with the
+/// statement's text as its message. A query of more phrases than this is a pasted text, not
+/// words a person picked; bm25 ranks it alike, counting the phrases itself.
+pub const MAX_COUNTED_PHRASES: usize = 256;
+
+/// `expr` with each phrase it repeats asked once, when it is plain phrases all joined by spaces
+/// (every one must match) or all by `OR` (any may): then a repeat (the same tokens, as
+/// `fts::phrase_key` tells them, `"Login"` and `"login:"`) matches the same records and only
+/// weighs its words twice. An expression mixing the two is left as it is (`"a" "b" OR "c" "a"`
+/// asks `a` on both sides of the `OR`).
+fn distinct_phrases(expr: &str) -> Cow<'_, str> {
+    let Some(phrases) = crate::store::rank::phrases(expr) else {
+        return Cow::Borrowed(expr);
+    };
+    let base = expr.as_ptr() as usize;
+    let mut ors = 0;
+    let mut last_end: Option<usize> = None;
+    for p in &phrases {
+        let at = p.as_ptr() as usize - base;
+        if let Some(end) = last_end
+            && expr[end..at].trim() == "OR"
+        {
+            ors += 1;
+        }
+        last_end = Some(at + p.len());
+    }
+    if ors != 0 && ors + 1 != phrases.len() {
+        return Cow::Borrowed(expr);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let kept: Vec<&str> = phrases
+        .iter()
+        .copied()
+        .filter(|p| seen.insert(super::fts::phrase_key(p)))
+        .collect();
+    if kept.len() == phrases.len() {
+        return Cow::Borrowed(expr);
+    }
+    Cow::Owned(kept.join(if ors > 0 { " OR " } else { " " }))
+}
+
 /// Fill the empty snippet of each full-text hit in `hits` (one `keyword` among its reasons,
 /// as [`ranked_records`] leaves it) with its record's matches for `expr` marked. A hit whose
 /// record no longer matches keeps an empty snippet.
@@ -222,6 +272,13 @@ pub fn fill_snippets(
         "SELECT r.id FROM records r JOIN sessions s ON s.id = r.session_id
          WHERE s.session_key = ?1 AND r.ordinal = ?2",
     )?;
+    // A CJK word or an emoji is found by the terms after a record's own, which have no place
+    // in its text (`fts::in_index_terms`): a record holding one has its snippet cut here, around
+    // what the words find (`fts::Needles`).
+    let needles = super::fts::Needles::of(expr);
+    let expr = super::fts::in_index_terms(expr);
+    let expr = distinct_phrases(&expr);
+    let expr: &str = &expr;
     // The best column's snippet, and the tool input's: when they are the same, the snippet is
     // of the stored JSON, whose escapes may be glued to a marked word.
     let mut snippet_of = conn.prepare_cached(
@@ -229,6 +286,8 @@ pub fn fill_snippets(
                 snippet(records_fts, 1, char(57344), char(57345), '…', 16)
          FROM records_fts WHERE records_fts MATCH ?1 AND rowid = ?2",
     )?;
+    let mut matches =
+        conn.prepare_cached("SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 AND rowid = ?2")?;
     let mut sources_of =
         conn.prepare_cached("SELECT text, tool_input FROM records WHERE id = ?1")?;
     for hit in hits
@@ -241,34 +300,78 @@ pub fn fill_snippets(
             })
             .optional()?;
         let Some(id) = id else { continue };
-        let mut snippet: Option<(Option<String>, Option<String>)> = snippet_of
+        let (text, tool_input): (Option<String>, Option<String>) = match sources_of
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+        {
+            Some(sources) => sources,
+            None => continue,
+        };
+        // A record with a tail: cut here, not by the index (whose snippet would read its text
+        // again for nothing), when it still matches and the words find something in it.
+        if needles.in_tail_of(text.as_deref(), tool_input.as_deref()) {
+            if !matches.exists(rusqlite::params![expr, id])? {
+                continue;
+            }
+            if let Some(s) = tail_snippet(&needles, text.as_deref(), tool_input.as_deref()) {
+                hit.snippet = s;
+                continue;
+            }
+        }
+        let snippet: Option<(Option<String>, Option<String>)> = snippet_of
             .query_row(rusqlite::params![expr, id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
+        let Some((mut best, mut input)) = snippet else {
+            continue;
+        };
+        let sources = [text.as_deref(), tool_input.as_deref()];
+        let sources: Vec<&str> = sources.into_iter().flatten().collect();
         // Cut at its front, a snippet may start inside a path: it starts at the path's start.
-        if let Some((best, input)) = &mut snippet
-            && best.as_deref().is_some_and(|b| b.starts_with('…'))
-        {
-            let (text, tool_input): (Option<String>, Option<String>) =
-                sources_of.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            let sources = [text.as_deref(), tool_input.as_deref()];
-            let sources: Vec<&str> = sources.into_iter().flatten().collect();
-            for s in [best, input].into_iter().flatten() {
+        if best.as_deref().is_some_and(|b| b.starts_with('…')) {
+            for s in [&mut best, &mut input].into_iter().flatten() {
                 if let Cow::Owned(w) = super::fts::whole_first_word(s, &sources) {
                     *s = w;
                 }
             }
         }
-        hit.snippet = match snippet {
-            Some((Some(best), input)) if input.as_ref() == Some(&best) => {
+        hit.snippet = match (best, input) {
+            (Some(best), input) if input.as_ref() == Some(&best) => {
                 super::fts::readable_input(&super::fts::unglued_marks(&best))
             }
-            Some((best, _)) => best
+            (best, _) => best
                 .map(|b| super::fts::unglued_text_marks(&b).into_owned())
                 .unwrap_or_default(),
-            None => String::new(),
         };
     }
     Ok(())
+}
+
+/// The snippet of a record whose text or tool input has a tail (a CJK word, an emoji), cut here
+/// from the column where the words of the search find the most (the text on a tie; a tool input
+/// made readable as the index's snippets of one are), since the index cuts its snippets by
+/// positions the tail has none of. `None`: the words find nothing (a prefix or another form FTS5
+/// matches and they do not): the index's snippet.
+fn tail_snippet(
+    needles: &super::fts::Needles,
+    text: Option<&str>,
+    tool_input: Option<&str>,
+) -> Option<String> {
+    let (text, input) = (text.unwrap_or_default(), tool_input.unwrap_or_default());
+    let sources = [text, input];
+    let widened = |s: String| super::fts::whole_first_word(&s, &sources).into_owned();
+    let (read_text, read_input) = (
+        super::fts::indexed_text(text),
+        super::fts::indexed_input(input),
+    );
+    match (
+        needles.snippet(text, &read_text),
+        needles.snippet(input, &read_input),
+    ) {
+        (Some((n, s)), Some((m, _))) if n >= m => Some(widened(s)),
+        (_, Some((_, s))) => Some(super::fts::readable_input(&widened(s))),
+        (Some((_, s)), None) => Some(widened(s)),
+        (None, None) => None,
+    }
 }
 
 /// The turns among `ids` that pass `f`, each as a hit on its opening record (its prompt as the
@@ -333,4 +436,26 @@ pub fn turn_hits(
         found.insert(id, hit);
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_phrase_is_asked_once_when_every_one_or_any_must_match() {
+        for (expr, want) in [
+            ("\"a\" \"b\" \"a\"", "\"a\" \"b\""),
+            ("\"a\" OR \"b\" OR \"A:\"", "\"a\" OR \"b\""),
+            // `a` on both sides of an `OR` between two groups: left as it is.
+            ("\"a\" \"b\" OR \"c\" \"a\"", "\"a\" \"b\" OR \"c\" \"a\""),
+            // Other syntax, or nothing repeated: as written.
+            ("\"a\" NOT \"a\"", "\"a\" NOT \"a\""),
+            ("\"a b\" \"b a\"", "\"a b\" \"b a\""),
+        ] {
+            assert_eq!(distinct_phrases(expr), want, "{expr}");
+        }
+        let many = vec!["\"retry\""; 1200].join(" ");
+        assert_eq!(distinct_phrases(&many), "\"retry\"");
+    }
 }
