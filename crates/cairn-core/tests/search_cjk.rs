@@ -306,6 +306,31 @@ fn an_emoji_is_found_by_the_archive_search() {
     assert!(find("\"🎉\"").is_empty());
 }
 
+/// The session search takes an emoji as a word too (its words were trimmed of everything but
+/// letters and digits, and a lone emoji was nothing to look up).
+#[test]
+fn an_emoji_finds_its_session() {
+    let (_data, cairn) = archive(&[(Agent::Claude, SYNTHETIC), (Agent::Iflow, IFLOW)]);
+    let sessions = |text: &str| -> Vec<(String, Vec<u32>)> {
+        cairn
+            .search_sessions(&SearchQuery {
+                text: text.into(),
+                ..SearchQuery::default()
+            })
+            .unwrap()
+            .sessions
+            .into_iter()
+            .map(|s| (s.session_key, s.turns.iter().map(|t| t.ordinal).collect()))
+            .collect()
+    };
+    let rocket = sessions("🚀");
+    assert_eq!(rocket.len(), 1, "{rocket:?}");
+    assert_eq!(rocket[0].1, [0]);
+    assert_eq!(sessions("(🚀)"), rocket, "punctuation around it is trimmed");
+    assert_eq!(sessions("👍🏽").len(), 1);
+    assert!(sessions("🎉").is_empty());
+}
+
 /// A CJK word's hits are ranked as FTS5's own bm25 ranks its phrase (the search ranks with
 /// `cairn_bm25` given the phrase's record count: the same scores), with the other words of the
 /// query.

@@ -251,15 +251,21 @@ const STOPWORDS: &[&str] = &[
 
 /// The words of a session query (split at whitespace and control characters, as
 /// [`fts_query`] splits them): lowercased, outer punctuation trimmed, stopwords and one-letter
-/// words left out, each once.
+/// words left out (an emoji is a word of its own, as the index holds it), each once.
 pub(crate) fn session_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for w in text.split(|c: char| c.is_whitespace() || c.is_control()) {
         let w = w
-            .trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '_' | '/' | '.'))
+            .trim_matches(|c: char| {
+                !c.is_alphanumeric() && !archive::is_emoji_part(c) && !matches!(c, '_' | '/' | '.')
+            })
             .trim_end_matches('.')
             .to_lowercase();
-        if w.chars().count() < 2 || STOPWORDS.contains(&w.as_str()) || terms.contains(&w) {
+        let emoji = w.chars().any(archive::is_emoji_part);
+        if (w.chars().count() < 2 && !emoji)
+            || STOPWORDS.contains(&w.as_str())
+            || terms.contains(&w)
+        {
             continue;
         }
         terms.push(w);

@@ -27,7 +27,8 @@ use rusqlite::{Connection, params};
 
 mod tail;
 pub use tail::{
-    GROUP_BREAK, Needles, cjk_pairs, has_tail_terms, in_index_terms, is_cjk, phrase_terms,
+    GROUP_BREAK, Needles, cjk_pairs, has_tail_terms, in_index_terms, is_cjk, is_emoji_part,
+    phrase_terms,
 };
 
 /// `input` as the index reads it: each JSON escape `\n`, `\t`, `\r`, `\b`, `\f` or `\uXXXX`

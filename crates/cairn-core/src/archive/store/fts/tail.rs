@@ -91,6 +91,12 @@ fn is_emoji_joiner(c: char) -> bool {
     )
 }
 
+/// Whether `c` is part of an emoji as the tail reads them: an emoji, or what joins or varies
+/// one. A search's words keep these where they trim punctuation.
+pub fn is_emoji_part(c: char) -> bool {
+    is_emoji(c) || is_emoji_joiner(c)
+}
+
 /// Whether the tokenizer keeps `c` inside a word, near enough: letters, digits, combining marks
 /// and the CJK characters (whose punctuation it splits at, in the tail's terms as in the query's
 /// alike).
