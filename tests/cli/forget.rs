@@ -487,3 +487,88 @@ fn a_forget_by_id_names_the_other_sessions_with_that_id() {
     let plan = env.json(&["forget", &sub, "--dry-run"]);
     assert_eq!(plan["would_remove"]["same_id_kept"], json!([]), "{plan}");
 }
+
+/// A forget is undone as far as the agents still keep the transcripts: `--lift` takes the
+/// tombstones away (listed and asked first, like a forget), and the next sync imports the
+/// sessions again; filtered by agent and by when they were laid.
+#[test]
+fn a_lifted_forget_lets_the_next_sync_import_the_sessions_again() {
+    let env = Env::new().with_fixtures();
+    plant(&env, "marked-session");
+    env.ok(&["sync"]);
+    let sessions_before = env
+        .json(&["sessions", "--limit", "500"])
+        .as_array()
+        .unwrap()
+        .len();
+    env.ok(&["forget", "marked-session", "--yes"]);
+    env.ok(&["forget", "--agent", "codex", "--yes"]);
+    let forgotten = env
+        .json(&["sessions", "--limit", "500"])
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(
+        forgotten < sessions_before - 1,
+        "{forgotten} of {sessions_before}"
+    );
+    env.ok(&["sync"]);
+    assert_eq!(
+        env.json(&["sessions", "--limit", "500"])
+            .as_array()
+            .unwrap()
+            .len(),
+        forgotten,
+        "the tombstones hold before a lift"
+    );
+
+    // Not asked in a terminal: nothing lifted, the listing says what would be.
+    let out = env.run(&["forget", "--lift", "--agent", "claude"]);
+    assert_eq!(out.status.code(), Some(1));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("Would lift the tombstones of 1 forgotten session and 1 transcript file"),
+        "{listed}"
+    );
+    let dry = env.json(&["forget", "--lift", "--dry-run"]);
+    assert_eq!(dry["dry_run"], true);
+    assert!(dry["lifted"]["sessions"].as_u64().unwrap() > 1, "{dry}");
+    // Tombstones laid from tomorrow on: none.
+    let later = env.json(&["forget", "--lift", "--since", "2999-01-01", "--yes"]);
+    assert_eq!(later["lifted"]["sessions"], 0, "{later}");
+
+    // Claude's only: the Codex sessions stay forgotten through the next sync.
+    let lifted = env.json(&["forget", "--lift", "--agent", "claude", "--yes"]);
+    assert_eq!(lifted["lifted"]["sessions"], 1, "{lifted}");
+    assert_eq!(lifted["lifted"]["files"], 1, "{lifted}");
+    env.ok(&["sync"]);
+    let now = env.json(&["sessions", "--limit", "500"]);
+    assert_eq!(now.as_array().unwrap().len(), forgotten + 1);
+    assert!(env.ok(&["show", "marked-session"]).contains(MARKER));
+    assert!(
+        !now.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["agent"] == "codex"),
+        "{now}"
+    );
+
+    // Every other tombstone: the Codex sessions come back too.
+    env.ok(&["forget", "--lift", "--yes"]);
+    env.ok(&["sync"]);
+    assert_eq!(
+        env.json(&["sessions", "--limit", "500"])
+            .as_array()
+            .unwrap()
+            .len(),
+        sessions_before
+    );
+    assert_eq!(
+        env.ok(&["forget", "--lift", "--yes"]).trim(),
+        "Lifted the tombstones of 0 forgotten sessions and 0 transcript files: the next `cairn sync` imports them again where the agent still keeps the transcripts."
+    );
+
+    // A lift is a choice of what to lift: it takes no session, project or day of activity.
+    let refused = env.run(&["forget", "--lift", "marked-session"]);
+    assert_eq!(refused.status.code(), Some(2));
+}

@@ -3,7 +3,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Result, bail};
-use cairn_core::{Cairn, ForgetPlan, ForgetRequest};
+use cairn_core::{Cairn, ForgetPlan, ForgetRequest, LiftRequest, Lifted};
 
 use crate::AgentArg;
 use crate::render::{self, clean};
@@ -15,7 +15,7 @@ use cairn_core::text::plural;
     clap::ArgGroup::new("what")
         .required(true)
         .multiple(true)
-        .args(["session", "project", "before", "agent"])
+        .args(["session", "project", "before", "agent", "lift"])
 ))]
 pub struct ForgetArgs {
     /// A session key (`sha256-…`) or the agent's own session id (its sub-agents go with it).
@@ -41,6 +41,15 @@ pub struct ForgetArgs {
     /// Let the next sync import the same transcript files again (no tombstone).
     #[arg(long)]
     allow_reimport: bool,
+    /// Undo past forgets as far as can be: take away their tombstones (every one, or with
+    /// --agent and --since only those), so the next sync imports again the transcripts the
+    /// agents still keep. What only the archive held went with the forget.
+    #[arg(long, conflicts_with_all = ["session", "project", "before", "allow_reimport"])]
+    lift: bool,
+    /// With --lift: only tombstones laid on or after this day (YYYY-MM-DD, `today`,
+    /// `yesterday`), RFC 3339 time, or span back from now (`30d`, `2w`).
+    #[arg(long, requires = "lift", value_parser = crate::render::when)]
+    since: Option<String>,
 }
 
 /// What `plan` takes: `heading` says whether it is to go ("Would forget") or went ("Removed").
@@ -180,7 +189,76 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
     Ok(())
 }
 
+/// What a lift takes away, `heading` "Would lift" or "Lifted".
+fn describe_lift(out: &mut impl Write, lifted: &Lifted, heading: &str) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{heading} the tombstones of {} and {}: the next `cairn sync` imports them again where the agent still keeps the transcripts.",
+        plural(lifted.sessions, "forgotten session"),
+        plural(lifted.files, "transcript file"),
+    )?;
+    if lifted.shared_kept > 0 {
+        writeln!(
+            out,
+            "{} shared through git stay forgotten: no pull brings them back.",
+            plural(lifted.shared_kept, "session"),
+        )?;
+    }
+    Ok(())
+}
+
+/// `cairn forget --lift`: lists, asks as a forget does, then takes the tombstones away.
+fn lift(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    let req = LiftRequest {
+        agent: args.agent.map(Into::into),
+        since: crate::render::local_day(args.since, false),
+    };
+    let would = cairn.lift_preview(&req)?;
+    let nothing = would.files == 0 && would.sessions == 0;
+    let json = |lifted: &Lifted, dry: bool| serde_json::json!({ "dry_run": dry, "lifted": lifted });
+    if args.dry_run || (nothing && !args.yes) {
+        if json_out {
+            render::json(out, &json(&would, args.dry_run))?;
+        } else if nothing {
+            writeln!(out, "No tombstone matches: nothing to lift.")?;
+        } else {
+            describe_lift(out, &would, "Would lift")?;
+        }
+        return Ok(());
+    }
+    if !args.yes {
+        if json_out || !std::io::stdin().is_terminal() {
+            if json_out {
+                render::json(out, &json(&would, true))?;
+            } else {
+                describe_lift(out, &would, "Would lift")?;
+            }
+            out.flush()?;
+            bail!("no tombstone was lifted: run again with --yes to lift them");
+        }
+        describe_lift(out, &would, "Would lift")?;
+        write!(out, "Lift them? [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            writeln!(out, "No tombstone was lifted.")?;
+            return Ok(());
+        }
+    }
+    let lifted = cairn.lift_forgotten(&req)?;
+    if json_out {
+        render::json(out, &json(&lifted, false))?;
+    } else {
+        describe_lift(out, &lifted, "Lifted")?;
+    }
+    Ok(())
+}
+
 pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -> Result<()> {
+    if args.lift {
+        return lift(args, cairn, json_out, out);
+    }
     let req = ForgetRequest {
         session: args.session,
         project: args.project,

@@ -26,14 +26,14 @@ pub mod recall;
 mod schema;
 pub mod semantic;
 mod store;
-#[cfg(feature = "team")]
 pub mod team;
 pub mod text;
 pub mod views;
 
 pub use error::{Error, ErrorKind, ErrorReport, Result};
 pub use facade::forget::{
-    ForgetEntry, ForgetPlan, ForgetReport, ForgetRequest, ForgetSession, Forgotten,
+    ForgetEntry, ForgetPlan, ForgetReport, ForgetRequest, ForgetSession, Forgotten, LiftRequest,
+    Lifted,
 };
 pub use facade::import::Imported;
 pub use facade::mcp::AgentWriter;

@@ -275,6 +275,78 @@ pub fn tombstone_source(
     .map(drop)
 }
 
+/// The tombstones a lift takes away (see [`lift`]): how many files and how many sessions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tombstones {
+    pub sources: u64,
+    pub sessions: u64,
+}
+
+/// The condition on `forgotten_sources` or `forgotten_sessions` rows of a lift: of `agent`
+/// (every agent's when `None`), laid at or after `since` (any time when `None`); a file's
+/// tombstone only while it holds the file back (one with `allow_reimport` holds nothing).
+fn lift_where(
+    table: &str,
+    agent: Option<Agent>,
+    since: Option<&str>,
+) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = format!("FROM {table} WHERE 1 = 1");
+    if table == "forgotten_sources" {
+        sql.push_str(" AND allow_reimport = 0");
+    }
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if let Some(agent) = agent {
+        sql.push_str(" AND agent = ?");
+        args.push(agent.as_str().to_owned().into());
+    }
+    if let Some(since) = since {
+        sql.push_str(" AND forgotten_at >= ?");
+        args.push(since.to_owned().into());
+    }
+    (sql, args)
+}
+
+/// How many tombstones [`lift`] would take away.
+pub fn liftable(
+    conn: &Connection,
+    agent: Option<Agent>,
+    since: Option<&str>,
+) -> rusqlite::Result<Tombstones> {
+    let count = |table: &str| -> rusqlite::Result<u64> {
+        let (rows, args) = lift_where(table, agent, since);
+        conn.query_row(
+            &format!("SELECT COUNT(*) {rows}"),
+            params_from_iter(args),
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n.max(0) as u64)
+    };
+    Ok(Tombstones {
+        sources: count("forgotten_sources")?,
+        sessions: count("forgotten_sessions")?,
+    })
+}
+
+/// Take away the tombstones of forgotten files and sessions (of `agent`, laid at or after
+/// `since`), so the next sync reads those transcripts again where they are still on disk (a
+/// forget is undone only as far as the agent kept them: the archive's own copies are gone).
+/// Tombstones of sessions shared through git (`forgotten_shared`) are not this room's and stay.
+pub fn lift(
+    conn: &Connection,
+    agent: Option<Agent>,
+    since: Option<&str>,
+) -> rusqlite::Result<Tombstones> {
+    let delete = |table: &str| -> rusqlite::Result<u64> {
+        let (rows, args) = lift_where(table, agent, since);
+        conn.execute(&format!("DELETE {rows}"), params_from_iter(args))
+            .map(|n| n as u64)
+    };
+    Ok(Tombstones {
+        sources: delete("forgotten_sources")?,
+        sessions: delete("forgotten_sessions")?,
+    })
+}
+
 /// Every tombstone whose file the archive does not hold now: `(agent, source_key)`. Their
 /// retained copies must not exist (a forget killed after its commit may have left some).
 pub fn tombstones_without_source(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {

@@ -111,6 +111,29 @@ pub struct Forgotten {
     pub db_bytes_after: u64,
 }
 
+/// Which tombstones to lift: of this agent only, laid at or after this time; each `None` for
+/// any.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct LiftRequest {
+    pub agent: Option<Agent>,
+    /// Tombstones laid at or after this day (`YYYY-MM-DD`) or RFC 3339 time.
+    pub since: Option<String>,
+}
+
+/// The tombstones a lift takes away (before), or took away (after).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Lifted {
+    /// Transcript files the next sync reads again (where the agent still keeps them).
+    pub files: u32,
+    /// Sessions the next sync imports again, from whichever file holds them.
+    pub sessions: u32,
+    /// Sessions shared through git that stay forgotten (a lift is about this machine's
+    /// captures: `cairn pull` still never brings them back).
+    pub shared_kept: u32,
+}
+
 /// How many of the sessions keyed `keys` a team push sent (none in a build without the team
 /// archive).
 fn team_pushed(conn: &rusqlite::Connection, keys: &[String]) -> rusqlite::Result<u64> {
@@ -125,6 +148,21 @@ fn team_pushed(conn: &rusqlite::Connection, keys: &[String]) -> rusqlite::Result
 
 fn small(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The time a lift's tombstones were laid at or after, as stored times compare with it.
+fn lift_since(req: &LiftRequest) -> Result<Option<String>> {
+    req.since
+        .as_deref()
+        .map(|s| {
+            crate::text::time_bound(s).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "--since {:?} is not a date; write YYYY-MM-DD or an RFC 3339 time",
+                    crate::text::one_line(s, 40)
+                ))
+            })
+        })
+        .transpose()
 }
 
 impl Cairn {
@@ -180,6 +218,45 @@ impl Cairn {
             before,
             agent: req.agent,
         })
+    }
+
+    /// What [`Cairn::lift_forgotten`] would take away for `req`; changes nothing.
+    pub fn lift_preview(&self, req: &LiftRequest) -> Result<Lifted> {
+        let since = lift_since(req)?;
+        let store = self.store();
+        let conn = store.conn();
+        let counted = (|| -> rusqlite::Result<Lifted> {
+            let t = archive::forget::liftable(conn, req.agent, since.as_deref())?;
+            Ok(Lifted {
+                files: small(t.sources),
+                sessions: small(t.sessions),
+                shared_kept: small(git::forget::forgotten_shared(conn)?.len() as u64),
+            })
+        })();
+        counted.map_err(|e| store.err(e))
+    }
+
+    /// Undo what can be undone of past forgets: their tombstones go, so the next sync imports
+    /// again the transcripts the agents still keep (what only the archive held went with the
+    /// forget and stays gone).
+    pub fn lift_forgotten(&self, req: &LiftRequest) -> Result<Lifted> {
+        self.writable()?;
+        let since = lift_since(req)?;
+        let mut store = self.store();
+        let done = (|| -> rusqlite::Result<Lifted> {
+            let tx = store
+                .conn_mut()
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let t = archive::forget::lift(&tx, req.agent, since.as_deref())?;
+            let shared_kept = git::forget::forgotten_shared(&tx)?.len() as u64;
+            tx.commit()?;
+            Ok(Lifted {
+                files: small(t.sources),
+                sessions: small(t.sessions),
+                shared_kept: small(shared_kept),
+            })
+        })();
+        done.map_err(|e| store.err(e))
     }
 
     /// Exactly what [`Cairn::forget`] would remove for `req`; changes nothing.
