@@ -751,6 +751,13 @@ fn retention_warns_of_uncaptured_transcripts_that_expire_within_a_week() {
     f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 86_400))
         .unwrap();
     assert_eq!(retention(&env.json(&["doctor"]))["status"], "warn");
+    // Forgotten, it is no transcript of Cairn's to capture: the sync the warning names passes
+    // it over, so a warning for it would never go away.
+    env.ok(&["forget", "--project", "spotter", "--yes"]);
+    let out = env.ok(&["sync", "--agent", "claude"]);
+    assert!(out.contains("forgotten file"), "{out}");
+    assert!(!out.contains("will be deleted"), "{out}");
+    assert_eq!(retention(&env.json(&["doctor"]))["status"], "ok");
 }
 
 /// Filters that match nothing say so, not that the archive is empty.

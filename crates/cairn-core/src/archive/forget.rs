@@ -4,6 +4,7 @@
 //! source file, by key only, keeps the next sync from importing the file again; one per
 //! session, by its key, keeps the session out when its transcript turns up under another path.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
@@ -345,6 +346,13 @@ pub fn lift(
         sources: delete("forgotten_sources")?,
         sessions: delete("forgotten_sessions")?,
     })
+}
+
+/// The source keys of every file a tombstone holds back (sync passes them over).
+pub fn forgotten_file_keys(conn: &Connection) -> rusqlite::Result<HashSet<String>> {
+    conn.prepare("SELECT source_key FROM forgotten_sources WHERE allow_reimport = 0")?
+        .query_map([], |r| r.get(0))?
+        .collect()
 }
 
 /// Every tombstone whose file the archive does not hold now: `(agent, source_key)`. Their

@@ -9,6 +9,7 @@
 //! The settings files are the agents' and read as hostile input: at most [`MAX_SETTINGS_BYTES`],
 //! any JSON type at any key, and every text taken from them cleaned before it is shown.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -258,11 +259,13 @@ fn gemini_period(text: &str) -> Option<Duration> {
 
 /// Where `policy` stands: which of `files` (the agent's transcripts on disk) Cairn has not
 /// captured whole (no reading position, or the file changed since) and expire before `now` +
-/// [`WARN_WITHIN`].
+/// [`WARN_WITHIN`]. A file whose source key is in `forgotten` (a person forgot it: sync passes
+/// it over) is none of Cairn's to capture.
 pub fn check(
     policy: &Policy,
     files: &[FoundFile],
     captured: &Positions,
+    forgotten: &HashSet<String>,
     now: SystemTime,
 ) -> RetentionCheck {
     let mut expiring = 0u32;
@@ -279,7 +282,15 @@ pub fn check(
             let Some(expires) = modified.checked_add(keep) else {
                 continue;
             };
-            if expires >= horizon || is_captured(&file.path, &meta, captured) {
+            if expires >= horizon {
+                continue;
+            }
+            let Ok(canonical) = std::fs::canonicalize(&file.path) else {
+                continue;
+            };
+            if is_captured(&canonical, &meta, captured)
+                || forgotten.contains(&crate::archive::store::source_key(file.agent, &canonical))
+            {
                 continue;
             }
             expiring += 1;
@@ -297,11 +308,8 @@ pub fn check(
     }
 }
 
-/// Whether Cairn's reading position covers the file as it is now.
-fn is_captured(path: &Path, meta: &std::fs::Metadata, captured: &Positions) -> bool {
-    let Ok(canonical) = std::fs::canonicalize(path) else {
-        return false;
-    };
+/// Whether Cairn's reading position covers the file at `canonical` as it is now.
+fn is_captured(canonical: &Path, meta: &std::fs::Metadata, captured: &Positions) -> bool {
     captured
         .get(canonical.to_string_lossy().as_ref())
         .is_some_and(|s| {
@@ -562,7 +570,7 @@ mod tests {
             .map(|p| found(p))
             .collect();
         let now = SystemTime::now();
-        let c = check(&policy, &files, &captured, now);
+        let c = check(&policy, &files, &captured, &HashSet::new(), now);
         assert_eq!(c.expiring, 3, "old, due (already past), grown");
         let soonest = crate::text::parse_rfc3339(c.soonest.as_deref().unwrap()).unwrap();
         let due_at = jiff::Timestamp::try_from(now - Duration::from_secs(2 * DAY)).unwrap();
@@ -582,11 +590,25 @@ mod tests {
             line.ends_with("capture them now: cairn sync --agent claude"),
             "{line}"
         );
+        // A file a person forgot is passed over by sync: not Cairn's to capture.
+        let forgotten: HashSet<String> = [&old, &due]
+            .iter()
+            .map(|p| {
+                crate::archive::store::source_key(Agent::Claude, &std::fs::canonicalize(p).unwrap())
+            })
+            .collect();
+        assert_eq!(
+            check(&policy, &files, &captured, &forgotten, now).expiring,
+            1
+        );
         // Kept for good: nothing goes.
         let forever = Policy {
             keep: None,
             ..policy
         };
-        assert_eq!(check(&forever, &files, &captured, now).expiring, 0);
+        assert_eq!(
+            check(&forever, &files, &captured, &HashSet::new(), now).expiring,
+            0
+        );
     }
 }

@@ -244,10 +244,17 @@ impl Cairn {
                 Default::default()
             }
         };
+        let forgotten = match crate::archive::forget::forgotten_file_keys(self.store().conn()) {
+            Ok(keys) => keys,
+            Err(e) => {
+                tracing::warn!("reading the forget tombstones failed: {e}");
+                Default::default()
+            }
+        };
         let now = std::time::SystemTime::now();
         policies
             .iter()
-            .map(|p| retention::check(p, &files, &captured, now))
+            .map(|p| retention::check(p, &files, &captured, &forgotten, now))
             .collect()
     }
 }
