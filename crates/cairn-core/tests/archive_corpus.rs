@@ -776,6 +776,54 @@ fn aider_and_crush_are_found_in_the_repositories_the_archive_knows() {
     );
 }
 
+/// The Aider history and the Crush database already in a repository are read by the sync that
+/// first learns of the repository (a Claude session ran there), not left to the next: a first
+/// sync is whole, and a second finds nothing new.
+#[test]
+fn the_first_sync_reads_the_repositories_it_learns_of() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let repo = home.path().join("work/app");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let repo = std::fs::canonicalize(&repo).unwrap();
+    support::copy_into(
+        &support::fixtures().join("aider/Aquaticat-Monochromatic/.aider.chat.history.md"),
+        &repo,
+        ".aider.chat.history.md",
+    );
+    copy_dir(
+        &support::fixtures().join("crush/Starmel-OpenSuperWhisper/.crush"),
+        &repo.join(".crush"),
+    );
+    let claude = home.path().join(".claude/projects/-work-app");
+    std::fs::create_dir_all(&claude).unwrap();
+    let line = json!({"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s-app","cwd":repo,
+        "timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hello"}});
+    std::fs::write(claude.join("s-app.jsonl"), format!("{line}\n")).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn
+        .set_source_dirs(
+            Agent::Claude,
+            vec![home.path().join(".claude/projects").display().to_string()],
+        )
+        .unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let opts = SyncOptions {
+        agents: vec![Agent::Claude, Agent::Aider, Agent::Crush],
+    };
+    let first = cairn.sync(&opts, &Quiet).unwrap();
+    assert_eq!(first.files_scanned, 3, "{first:?}");
+    let found = counts(data.path());
+    assert!(
+        found[&Agent::Aider].0 >= 1 && found[&Agent::Crush].0 >= 1,
+        "{found:?}"
+    );
+    let second = cairn.sync(&opts, &Quiet).unwrap();
+    assert!(!second.changed(), "{second:?}");
+    assert_eq!(counts(data.path()), found);
+}
+
 /// The watcher sees message and part files of OpenCode's storage tree change; each maps to the
 /// session file that reads it, in the per-message and the flat layout. Files outside the tree's
 /// shape, or naming a message or session that is not there, map to nothing.

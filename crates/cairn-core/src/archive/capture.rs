@@ -144,6 +144,19 @@ pub struct SyncReport {
 }
 
 impl SyncReport {
+    /// Add what a further capture of the same sync read (its counts and warnings).
+    pub fn absorb(&mut self, more: SyncReport) {
+        self.files_scanned += more.files_scanned;
+        self.forgotten_skipped += more.forgotten_skipped;
+        self.sessions_added += more.sessions_added;
+        self.subagents_added += more.subagents_added;
+        self.sessions_updated += more.sessions_updated;
+        self.records_added += more.records_added;
+        self.records_updated += more.records_updated;
+        self.bytes_read += more.bytes_read;
+        self.warnings.extend(more.warnings);
+    }
+
     /// Whether the archive changed: a session or a record arrived, or a session grew.
     pub fn changed(&self) -> bool {
         self.records_added > 0

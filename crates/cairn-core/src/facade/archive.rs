@@ -15,18 +15,26 @@ impl Cairn {
     /// (Aider, Crush) those in every repository the archive knows. A file found both ways is
     /// read once.
     pub fn discover(&self, opts: &SyncOptions) -> (Vec<FoundFile>, Vec<capture::Warning>) {
+        let in_repositories = self
+            .wanted(opts)
+            .any(|a| discover::in_repository(a, std::path::Path::new("")).is_some());
+        let repositories = if in_repositories {
+            self.known_repositories()
+        } else {
+            Vec::new()
+        };
+        self.discover_among(opts, &repositories)
+    }
+
+    /// [`Cairn::discover`] with `repositories` as the repositories the archive knows.
+    fn discover_among(
+        &self,
+        opts: &SyncOptions,
+        repositories: &[std::path::PathBuf],
+    ) -> (Vec<FoundFile>, Vec<capture::Warning>) {
         let mut files = Vec::new();
         let mut warnings = Vec::new();
-        let mut repositories: Option<Vec<std::path::PathBuf>> = None;
-        for agent in Agent::ALL {
-            let wanted = if opts.agents.is_empty() {
-                self.config.agent_enabled(agent)
-            } else {
-                opts.agents.contains(&agent)
-            };
-            if !wanted {
-                continue;
-            }
+        for agent in self.wanted(opts) {
             for dir in discover::source_dirs(&self.config, agent) {
                 let mut walk_warnings = Vec::new();
                 files.extend(discover::walk(&dir, &mut walk_warnings));
@@ -36,24 +44,58 @@ impl Cairn {
                         .map(|w| capture::Warning::of_file(&w.path, w.message)),
                 );
             }
-            if discover::in_repository(agent, std::path::Path::new("")).is_some() {
-                let roots = repositories.get_or_insert_with(|| self.known_repositories());
-                let mut walk_warnings = Vec::new();
-                files.extend(discover::in_repositories(agent, roots, &mut walk_warnings));
-                warnings.extend(
-                    walk_warnings
-                        .into_iter()
-                        .map(|w| capture::Warning::of_file(&w.path, w.message)),
-                );
-            }
         }
-        // The same file through two roots (a configured folder that is also a known
-        // repository, a symlinked path): one reader.
+        // The same file through two roots (a symlinked path, a configured folder that is also
+        // a known repository): one reader.
         let mut seen = std::collections::HashSet::new();
         files.retain(|f| {
             seen.insert(std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone()))
         });
+        let in_repositories =
+            self.discover_in_repositories(opts, repositories, &files, &mut warnings);
+        files.extend(in_repositories);
         (files, warnings)
+    }
+
+    /// The agents `opts` asks for: those named, else every agent the config enables.
+    fn wanted(&self, opts: &SyncOptions) -> impl Iterator<Item = Agent> {
+        Agent::ALL.into_iter().filter(move |agent| {
+            if opts.agents.is_empty() {
+                self.config.agent_enabled(*agent)
+            } else {
+                opts.agents.contains(agent)
+            }
+        })
+    }
+
+    /// The transcripts of the agents `opts` asks for that keep theirs in the repository (Aider,
+    /// Crush) in `roots` only, less those in `read`, with the problems met finding them.
+    fn discover_in_repositories(
+        &self,
+        opts: &SyncOptions,
+        roots: &[std::path::PathBuf],
+        read: &[FoundFile],
+        warnings: &mut Vec<capture::Warning>,
+    ) -> Vec<FoundFile> {
+        let canonical =
+            |f: &FoundFile| std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone());
+        let mut seen: std::collections::HashSet<std::path::PathBuf> =
+            read.iter().map(canonical).collect();
+        let mut files = Vec::new();
+        for agent in self.wanted(opts) {
+            if discover::in_repository(agent, std::path::Path::new("")).is_none() {
+                continue;
+            }
+            let mut walk_warnings = Vec::new();
+            files.extend(discover::in_repositories(agent, roots, &mut walk_warnings));
+            warnings.extend(
+                walk_warnings
+                    .into_iter()
+                    .map(|w| capture::Warning::of_file(&w.path, w.message)),
+            );
+        }
+        files.retain(|f| seen.insert(canonical(f)));
+        files
     }
 
     /// The folders live capture watches: every agent's source dirs (whole trees), and for the
@@ -91,7 +133,7 @@ impl Cairn {
     }
 
     /// The roots of the repositories the archive knows (where captured sessions ran).
-    fn known_repositories(&self) -> Vec<std::path::PathBuf> {
+    pub(super) fn known_repositories(&self) -> Vec<std::path::PathBuf> {
         match git::store::repo_places(self.store().conn()) {
             Ok(places) => {
                 let mut roots: Vec<std::path::PathBuf> = places
@@ -112,11 +154,34 @@ impl Cairn {
     /// Discover every transcript under the source dirs and ingest what is new.
     pub fn sync(&self, opts: &SyncOptions, progress: &dyn Progress) -> Result<SyncReport> {
         self.writable()?;
-        let (files, mut warnings) = self.discover(opts);
+        let known_before = self.known_repositories();
+        let (files, mut warnings) = self.discover_among(opts, &known_before);
         let mut store = self.writer()?;
         let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, &files, Trigger::Sync, progress)?;
         self.link(&mut store, &touched, None, usize::MAX);
+        // The repositories this sync's sessions ran in that the archive did not know before
+        // it: their Aider and Crush transcripts are read now (a first sync would otherwise
+        // leave them to the second).
+        let learnt: Vec<std::path::PathBuf> = self
+            .known_repositories()
+            .into_iter()
+            .filter(|r| !known_before.contains(r))
+            .collect();
+        if !learnt.is_empty() {
+            let more = self.discover_in_repositories(opts, &learnt, &files, &mut warnings);
+            if !more.is_empty() {
+                let (found, touched) = capture::capture_many(
+                    &mut store,
+                    &self.data_dir,
+                    &more,
+                    Trigger::Sync,
+                    progress,
+                )?;
+                self.link(&mut store, &touched, None, usize::MAX);
+                report.absorb(found);
+            }
+        }
         // A forget killed after its commit left retained copies of what it forgot.
         if let Err(e) = self.sweep_forgotten_copies(&store) {
             tracing::warn!("sweeping the copies of forgotten transcripts failed: {e}");
