@@ -632,15 +632,34 @@ impl Server {
             Some(hint) => format!("{e}; {hint}"),
             None => e.to_string(),
         };
-        let msg = self.out().text(&for_agents(&msg));
+        let msg = self.naming_the_data_dir(&msg, |m| self.out().text(&for_agents(m)));
         match kind {
             ErrorKind::NotFound => ErrorData::resource_not_found(msg, None),
             ErrorKind::Invalid => ErrorData::invalid_params(msg, None),
-            ErrorKind::Internal | ErrorKind::Io | ErrorKind::Corrupt => {
-                ErrorData::internal_error(msg, None)
-            }
+            // A fault in Cairn itself. A damaged or unreadable archive is the tool's answer
+            // (below): the agent reads it and tells the person what to run.
+            ErrorKind::Internal => ErrorData::internal_error(msg, None),
             _ => ErrorData::internal_error(msg, Some(json!({ TOOL_ERROR: kind }))),
         }
+    }
+
+    /// `msg` made outbound by `outbound`, with the data dir left named in full (as in
+    /// [`Self::no_archive`]): an error about the archive's own files (damaged, unreadable, no
+    /// room) must say which folder, where the outbound rule hides every other path.
+    fn naming_the_data_dir(&self, msg: &str, outbound: impl Fn(&str) -> String) -> String {
+        // A stand-in no message holds, which the outbound rule reads as a plain word.
+        const STAND_IN: &str = "CAIRNDATADIRSTANDIN";
+        let dir = self.session.cairn.data_dir().display().to_string();
+        if dir.len() < 2 || !msg.contains(&dir) || msg.contains(STAND_IN) {
+            return outbound(msg);
+        }
+        let shown = cairn_core::archive::redact::Redactor::global().redact_printable(
+            &dir,
+            "data_dir",
+            &mut Vec::new(),
+        );
+        let named = outbound(&msg.replace(&dir, STAND_IN)).replace(STAND_IN, &shown);
+        cairn_core::text::one_line(&named, MAX_ERROR)
     }
 
     /// Why a server started on a data dir without an archive answers nothing: where it looked

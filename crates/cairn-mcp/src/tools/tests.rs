@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod damaged;
 mod same_name;
 
 fn git(dir: &Path, args: &[&str]) {
