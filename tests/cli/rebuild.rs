@@ -2,8 +2,8 @@
 //! every read kind (Claude's and Codex's lines, Gemini's documents, OpenCode's tree, Crush's
 //! database), the sessions and what `show` says of them as they were, the transcript an agent
 //! deleted back, a forgotten session still forgotten, a sync afterwards adding nothing; doctor
-//! sends a person there; a rebuild stopped at any point leaves the old database in place or the
-//! new one whole; what it says is clean.
+//! sends a person there; a healthy archive is rebuilt only with --force; a rebuild stopped at
+//! any point leaves the old database in place or the new one whole; what it says is clean.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -197,6 +197,47 @@ fn a_forgotten_session_stays_forgotten_through_a_rebuild_and_a_sync() {
     assert!(sync["forgotten_skipped"].as_u64().unwrap() >= 1, "{sync}");
 }
 
+/// A healthy archive is not rebuilt unless asked to: without a terminal (or with --json) the
+/// command says it is healthy, what a rebuild would do and how to run it anyway, and changes
+/// nothing; with --force it rebuilds.
+#[test]
+fn a_healthy_archive_is_rebuilt_only_with_force() {
+    let env = Env::new().with_fixtures();
+    ok(&env, &["sync"]);
+    let db = env.data().join("cairn.db");
+    let old = std::fs::read(&db).unwrap();
+    for args in [
+        &["reindex", "--from-copies"][..],
+        &["--json", "reindex", "--from-copies"][..],
+    ] {
+        let out = command(&env)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}: not refused");
+        let said = String::from_utf8_lossy(&out.stderr);
+        for want in [
+            "is healthy",
+            "moves this one aside",
+            "--from-copies --force",
+        ] {
+            assert!(said.contains(want), "{args:?}: no {want:?} in {said}");
+        }
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(std::fs::read(&db).unwrap(), old, "{args:?}");
+        assert!(named(&env, "cairn.db.damaged-").is_empty(), "{args:?}");
+    }
+    let report = json(&env, &["reindex", "--from-copies", "--force"]);
+    assert!(
+        report["moved_aside"][0]
+            .as_str()
+            .unwrap()
+            .contains("cairn.db.damaged-"),
+        "{report}"
+    );
+}
+
 /// A rebuild stopped at a point (a test hook aborts the process there): before the new
 /// database is whole, the old one is in place as it was and works; once the old one's names
 /// are aside, the next command finishes putting the new one in place. A second rebuild then
@@ -213,7 +254,7 @@ fn a_rebuild_stopped_anywhere_leaves_the_old_archive_or_the_new() {
         let old = std::fs::read(&db).unwrap();
         let out = command(&env)
             .env("CAIRN_TEST_STOP_REBUILD", stage)
-            .args(["reindex", "--from-copies"])
+            .args(["reindex", "--from-copies", "--force"])
             .output()
             .unwrap();
         assert!(!out.status.success(), "{stage}: not stopped");
@@ -222,7 +263,7 @@ fn a_rebuild_stopped_anywhere_leaves_the_old_archive_or_the_new() {
     }
     let out = command(&env)
         .env("CAIRN_TEST_STOP_REBUILD", "swap")
-        .args(["reindex", "--from-copies"])
+        .args(["reindex", "--from-copies", "--force"])
         .output()
         .unwrap();
     assert!(!out.status.success(), "not stopped");
@@ -235,7 +276,7 @@ fn a_rebuild_stopped_anywhere_leaves_the_old_archive_or_the_new() {
     assert_eq!(archive_of(&env), before);
     assert!(!env.data().join("cairn.db.rebuilt").exists());
 
-    let report = json(&env, &["reindex", "--from-copies"]);
+    let report = json(&env, &["reindex", "--from-copies", "--force"]);
     assert!(report["skipped"].as_array().unwrap().is_empty(), "{report}");
     assert_eq!(archive_of(&env), before);
     assert!(!env.data().join("cairn.db.rebuilding").exists());
@@ -258,13 +299,13 @@ fn a_rebuild_killed_leaves_a_working_archive() {
     env.ok(&["sync"]);
     let sessions = json(&env, &["sessions", "--limit", "500"]);
     let started = std::time::Instant::now();
-    ok(&env, &["reindex", "--from-copies"]);
+    ok(&env, &["reindex", "--from-copies", "--force"]);
     let clean_run = started.elapsed();
     let mut rng = crate::harden::Rng(0x5EED_0048);
     for round in 0..crate::harden::rounds(4) {
         let delay = Duration::from_micros(rng.next() % (clean_run.as_micros() as u64 + 1));
         let child = command(&env)
-            .args(["reindex", "--from-copies"])
+            .args(["reindex", "--from-copies", "--force"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -276,7 +317,7 @@ fn a_rebuild_killed_leaves_a_working_archive() {
             "round {round}, killed after {delay:?}"
         );
     }
-    ok(&env, &["reindex", "--from-copies"]);
+    ok(&env, &["reindex", "--from-copies", "--force"]);
     assert_eq!(json(&env, &["sessions", "--limit", "500"]), sessions);
     env.whole_db();
 }
@@ -308,7 +349,7 @@ fn what_a_rebuild_says_is_clean() {
     std::fs::write(&copy, hostile).unwrap();
     std::fs::write(dir.join("\u{1b}[31mred.g0.jsonl.zst"), b"x").unwrap();
 
-    let out = run(&env, &["reindex", "--from-copies"]);
+    let out = run(&env, &["reindex", "--from-copies", "--force"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success(), "{text}");
     assert!(

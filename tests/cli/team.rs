@@ -347,6 +347,56 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The database rebuilt from the retained copies (`cairn reindex --from-copies`) keeps the
+/// record of what a push sent: a session forgotten afterwards is still withdrawn from the team
+/// archive by the next push, and the others are sent once more as the same rows.
+#[test]
+fn a_session_forgotten_after_a_rebuild_is_withdrawn_by_the_next_push() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    let first = alice.push(&db);
+    let before = dump(&db, &alice.role);
+
+    let rebuilt = alice.json(&["reindex", "--from-copies", "--force"]);
+    let carried = rebuilt["carried"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["room"] == "team" && c["what"] == "sessions a team push sent (cairn team push)")
+        .unwrap_or_else(|| panic!("no push record carried: {rebuilt}"));
+    assert_eq!(carried["rows"], first["sessions_pushed"], "{rebuilt}");
+    assert!(carried["error"].is_null(), "{rebuilt}");
+
+    let forgotten = alice.json(&["forget", "1af7fc5e-8455-4414-9ccd-011d40f70b2a", "--yes"]);
+    let keys: Vec<String> = forgotten["removed"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!keys.is_empty(), "{forgotten}");
+    assert_eq!(
+        forgotten["removed"]["team_pushed"],
+        keys.len(),
+        "{forgotten}"
+    );
+    let second = alice.push(&db);
+    assert_eq!(second["sessions_withdrawn"], keys.len(), "{second}");
+    let after = dump(&db, &alice.role);
+    let without = |d: &str| {
+        d.lines()
+            .filter(|l| !keys.iter().any(|k| l.contains(k.as_str())))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        after,
+        without(&after),
+        "a forgotten session is still on the server"
+    );
+    assert_eq!(after, without(&before));
+}
+
 #[test]
 fn an_incremental_push_sends_only_the_new_records() {
     let db = TeamDb::new();

@@ -1,7 +1,7 @@
 //! `cairn reindex`: sessions read again from their retained copies by this build's parsers;
 //! with `--from-copies`, the archive database rebuilt from the copies alone.
 
-use std::io::Write;
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::Result;
@@ -33,6 +33,10 @@ pub struct ReindexArgs {
     /// transcript is gone too.
     #[arg(long, conflicts_with_all = ["session", "agent", "outdated", "dry_run"])]
     pub from_copies: bool,
+    /// With --from-copies: rebuild even when cairn.db is healthy (doctor finds nothing wrong
+    /// in it), without asking.
+    #[arg(long, requires = "from_copies")]
+    force: bool,
     /// Show a progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
@@ -69,6 +73,23 @@ pub fn run(args: ReindexArgs, cairn: &Cairn, json: bool, out: &mut impl Write) -
 /// `cairn reindex --from-copies`: the archive in `data_dir` rebuilt from its retained copies,
 /// without opening its database (it may not open).
 pub fn rebuild(args: ReindexArgs, data_dir: &Path, json: bool, out: &mut impl Write) -> Result<()> {
+    if !args.force
+        && let Err(healthy) = Cairn::rebuild_wanted(data_dir)
+    {
+        // As `forget` asks: a terminal is asked, anything else is refused with the way on.
+        if json || !std::io::stdin().is_terminal() {
+            return Err(healthy.into());
+        }
+        writeln!(out, "{}", clean(&healthy.to_string()))?;
+        write!(out, "Rebuild it anyway? [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            writeln!(out, "Nothing was changed.")?;
+            return Ok(());
+        }
+    }
     let bar = render::Bar::new(render::shows_progress(args.progress, json));
     let report = Cairn::rebuild_from_copies(data_dir, &bar)?;
     bar.done();
@@ -109,6 +130,11 @@ fn describe_rebuild(out: &mut impl Write, r: &RebuildReport) -> std::io::Result<
             )?;
         }
     }
+    // Room by room, each kind of row with its count, and every failure: nothing the old
+    // database held goes unsaid.
+    if !r.carried.is_empty() {
+        writeln!(out, "Carried over from the old database:")?;
+    }
     for c in &r.carried {
         let error = c
             .error
@@ -120,10 +146,19 @@ fn describe_rebuild(out: &mut impl Write, r: &RebuildReport) -> std::io::Result<
                 )
             })
             .unwrap_or_default();
-        writeln!(out, "Carried over: {} ({}){error}", clean(&c.what), c.rows)?;
+        writeln!(
+            out,
+            "  {}: {}: {}{error}",
+            clean(&c.room),
+            clean(&c.what),
+            c.rows
+        )?;
+    }
+    if !r.not_carried.is_empty() {
+        writeln!(out, "Not carried over:")?;
     }
     for what in &r.not_carried {
-        writeln!(out, "Not carried over: {}", clean(what))?;
+        writeln!(out, "  {}", clean(what))?;
     }
     if r.forgotten > 0 {
         writeln!(

@@ -10,6 +10,7 @@
 //! Lexical search never depends on any of this: a missing model or stale vectors only make the
 //! vector and hybrid modes refuse, with an error that says how to fix it.
 
+pub mod carry;
 pub mod corpus;
 pub mod digest;
 pub mod embed;

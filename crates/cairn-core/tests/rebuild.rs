@@ -70,39 +70,6 @@ fn dump_without_findings(data: &Path) -> String {
     support::dump(copy.path())
 }
 
-fn same(got: &str, want: &str, what: &str) {
-    if got == want {
-        return;
-    }
-    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-    let at = g
-        .iter()
-        .zip(&w)
-        .position(|(a, b)| a != b)
-        .unwrap_or(g.len().min(w.len()));
-    let cut = |l: Option<&&str>| l.map_or("(none)".to_owned(), |l| l.chars().take(400).collect());
-    panic!(
-        "{what}: line {at} of {} differs (want {} lines)\n got: {}\nwant: {}",
-        g.len(),
-        w.len(),
-        cut(g.get(at)),
-        cut(w.get(at))
-    );
-}
-
-fn whole(data: &Path) {
-    let db = Connection::open(data.join("cairn.db")).unwrap();
-    let ok: String = db
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(ok, "ok");
-    db.execute(
-        "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
-        [],
-    )
-    .unwrap();
-}
-
 fn lose_database(data: &Path) {
     for name in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
         let _ = std::fs::remove_file(data.join(name));
@@ -141,9 +108,9 @@ fn rebuilt_is_captured(what: &str, src: tempfile::TempDir, files: &[FoundFile]) 
         "{what}: {report:?}"
     );
     assert!(report.sessions > 0, "{what}: {report:?}");
-    same(&support::dump(data.path()), &want, what);
+    support::same(&support::dump(data.path()), &want, what);
     support::assert_ordinals_dense(data.path());
-    whole(data.path());
+    support::index_is_whole(data.path());
     let again = Cairn::open(data.path())
         .unwrap()
         .capture_paths(files, &Quiet)
@@ -157,16 +124,16 @@ fn rebuilt_is_captured(what: &str, src: tempfile::TempDir, files: &[FoundFile]) 
         (0, 0, 0),
         "{what}: {again:?}"
     );
-    same(&support::dump(data.path()), &want, what);
-    same(&positions(data.path()), &want_positions, what);
+    support::same(&support::dump(data.path()), &want, what);
+    support::same(&positions(data.path()), &want_positions, what);
 
     // The agent deleted its transcripts, and the database is lost.
     drop(src);
     lose_database(data.path());
     let report = rebuilt(what, data.path());
     assert!(report.moved_aside.is_empty(), "{what}: {report:?}");
-    same(&dump_without_findings(data.path()), &want_bare, what);
-    whole(data.path());
+    support::same(&dump_without_findings(data.path()), &want_bare, what);
+    support::index_is_whole(data.path());
 }
 
 #[test]
@@ -294,7 +261,7 @@ fn copies_that_cannot_be_trusted_are_named_and_passed_over() {
         sessions - 4,
         "the four hostile manifests' sessions are not rebuilt: {report:#?}"
     );
-    whole(data.path());
+    support::index_is_whole(data.path());
     // The copy's cut-off tail is left as it is: the next append cuts it.
     assert_eq!(std::fs::read(cut).unwrap(), bytes);
 }
@@ -432,11 +399,209 @@ fn migration_47_describes_the_copies_of_an_older_archive() {
 
     let report = Cairn::rebuild_from_copies(&data, &Quiet).unwrap();
     assert!(report.skipped.is_empty(), "{report:#?}");
-    same(&support::dump(&data), &want, "archive-v11");
+    support::same(&support::dump(&data), &want, "archive-v11");
     // Recall lives in the database alone: said, not silently dropped.
     let said = report.not_carried.join("\n");
     assert!(
         said.contains(&format!("Recall: {entries} ")) || (entries == 0 && said.contains("Recall")),
         "{said}"
+    );
+}
+
+/// A generator that answers every prompt with the same short report, recording nothing.
+struct Stub;
+
+impl cairn_core::insights::Generator for Stub {
+    fn identity(&self) -> cairn_core::insights::GeneratorIdentity {
+        cairn_core::insights::GeneratorIdentity {
+            backend: "test".into(),
+            model: Some("stub".into()),
+            endpoint_hash: None,
+        }
+    }
+    fn ask(
+        &self,
+        _: &cairn_core::llm::Ask<'_>,
+        _: &cairn_core::llm::Outbound,
+    ) -> Result<cairn_core::llm::Answer, cairn_core::llm::LlmError> {
+        Ok(cairn_core::llm::Answer {
+            content: "# What happened\n\nThey fixed the build.\n".into(),
+            ..Default::default()
+        })
+    }
+}
+
+/// The carried kind of row whose description starts with `what`.
+fn carried<'a>(report: &'a RebuildReport, what: &str) -> &'a cairn_core::RebuildCarried {
+    report
+        .carried
+        .iter()
+        .find(|c| c.what.starts_with(what))
+        .unwrap_or_else(|| panic!("nothing carried as {what:?}: {report:#?}"))
+}
+
+/// What only the rooms' tables held comes through a rebuild, or is named: the record of what
+/// a team push sent (so a session forgotten afterwards is still withdrawn from the team
+/// archive by the next push), when this machine published a session through git (so a forget
+/// still takes its refs down), the teammates' documents a pull imported, the generated
+/// reports (under their ids, with the sessions they read; one that read a forgotten session
+/// is left out, as the forget takes it), and the vectors of search by meaning (not carried:
+/// how many, and the command that makes them again).
+#[test]
+fn what_only_the_rooms_held_is_carried_or_named() {
+    let src = tempfile::tempdir().unwrap();
+    copy_tree(&support::fixtures().join("claude"), src.path());
+    let files = support::found(Agent::Claude, src.path());
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    // Sessions with no sub-agent and none above them: a forget of one takes it alone.
+    let keys: Vec<String> = {
+        let db = Connection::open(data.path().join("cairn.db")).unwrap();
+        let mut stmt = db
+            .prepare(
+                "SELECT s.session_key FROM sessions s WHERE s.parent_key IS NULL AND NOT EXISTS
+                     (SELECT 1 FROM sessions c WHERE c.parent_key = s.session_key)
+                 ORDER BY s.id",
+            )
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert!(keys.len() >= 3, "{keys:?}");
+    let (pushed, published, forgotten) = (&keys[0], &keys[1], &keys[2]);
+
+    let forget = |key: &str| cairn_core::ForgetRequest {
+        session: Some(key.to_owned()),
+        ..Default::default()
+    };
+    cairn.forget(&forget(forgotten)).unwrap();
+    let req = cairn_core::insights::GenerateRequest {
+        slice: cairn_core::insights::SliceRequest {
+            since: Some("2000-01-01".into()),
+            until: Some("2100-01-01".into()),
+            automation: cairn_core::insights::Automation::Include,
+            ..Default::default()
+        },
+        template: "weekly-summary".into(),
+        ..Default::default()
+    };
+    let report = cairn.insight_generate_with(&req, &Stub, &|_| {}).unwrap();
+    let kept = cairn.insight_get(report.insight.id).unwrap();
+    assert!(
+        kept.session_keys.contains(pushed) && kept.session_keys.contains(published),
+        "{kept:?}"
+    );
+
+    // What a team push, `cairn publish`, a teammate's `cairn pull` and an embeddings build
+    // leave in the database (the team archive itself is PostgreSQL: tests/cli/team.rs).
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    db.execute_batch(&format!(
+        "INSERT INTO team_pushed_sessions (archive, publisher, session_key, signature,
+             last_record_id, pushed_at)
+             VALUES ('team-1', 'me', '{pushed}', 'sig', 987654, '2026-03-01T10:00:00Z');
+         INSERT INTO team_pushed_entries (archive, publisher, entry_id, updated_at)
+             VALUES ('team-1', 'me', 'no-such-entry', '2026-03-01T10:00:00Z');
+         INSERT INTO team_pushes (archive, publisher, finished_at, sessions_pushed,
+             sessions_unchanged, sessions_withdrawn, sessions_refused, records_pushed,
+             entries_pushed)
+             VALUES ('team-1', 'me', '2026-03-01T10:00:00Z', 1, 0, 0, 0, 10, 1);
+         INSERT INTO published_sessions (common_dir, remote, session_key, document,
+             target_keys, ref_commit, imported_at)
+             VALUES ('/r/.git', 'origin', 'sha256-teammate', '{{}}', '[]', 'abc',
+                     '2026-03-01T10:00:00Z');
+         INSERT INTO turn_vectors (turn_id, last_ordinal, fingerprint, content_hash, vector)
+             SELECT id, last_ordinal, 'fp', 'h', x'0000803f' FROM turns LIMIT 2;"
+    ))
+    .unwrap();
+    cairn_core::archive::store::mark_published(&db, published, "2026-03-02T10:00:00Z").unwrap();
+    // A report that read a session forgotten since (as an older build's forget left it).
+    db.execute_batch(
+        "INSERT INTO insights (title, template_id, template_version, slice, generator,
+             cache_key, material_hash, sessions_total, sessions_included, prompt_chars, content,
+             created_at, elapsed_ms)
+         VALUES ('Old', 't', '1', '{}', 'claude', 'c', 'm', 1, 1, 10, '# Old',
+                 '2026-03-01T10:00:00Z', 5);",
+    )
+    .unwrap();
+    let stale = db.last_insert_rowid();
+    drop(db);
+    Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO insight_sessions (insight_id, session_key) VALUES (?1, ?2)",
+            rusqlite::params![stale, forgotten],
+        )
+        .unwrap();
+    drop(cairn);
+
+    let rebuilt = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    for (what, rows) in [
+        ("sessions a team push sent", 1),
+        ("Recall entries a team push sent", 1),
+        ("the last team push", 1),
+        ("when this machine published its sessions", 1),
+        ("teammates' sessions pulled through git", 1),
+        ("generated insight reports", 1),
+    ] {
+        let c = carried(&rebuilt, what);
+        assert_eq!((c.rows, &c.error), (rows, &None), "{what}: {rebuilt:#?}");
+    }
+    let said = rebuilt.not_carried.join("\n");
+    for want in [
+        "1 generated report that read a forgotten session",
+        "search by meaning: the vectors of 2 turns",
+        "cairn embeddings build --store sessions",
+        "of what a push sent, 1 Recall entry the rebuilt archive does not hold",
+    ] {
+        assert!(said.contains(want), "no {want:?} in\n{said}");
+    }
+
+    let cairn = Cairn::open(data.path()).unwrap();
+    // The push record: the session's last record sent is a row id of the old database, so
+    // the next push sends the session whole again.
+    assert_eq!(
+        support::count(
+            data.path(),
+            &format!(
+                "SELECT COUNT(*) FROM team_pushed_sessions WHERE session_key = '{pushed}'
+                 AND archive = 'team-1' AND last_record_id = 0"
+            ),
+        ),
+        1
+    );
+    #[cfg(feature = "team")]
+    assert_eq!(
+        cairn.forget_preview(&forget(pushed)).unwrap().team_pushed,
+        1
+    );
+    // The report, under its id, with the sessions it read; the stale one is gone.
+    let listed = cairn.insight_list(None, false, 10).unwrap();
+    assert_eq!(
+        listed.iter().map(|i| i.id).collect::<Vec<_>>(),
+        [report.insight.id],
+        "{listed:?}"
+    );
+    assert_eq!(cairn.insight_get(report.insight.id).unwrap(), kept);
+    // A forget of the published session still tombstones it for `cairn publish`.
+    assert_eq!(
+        cairn.forget_preview(&forget(published)).unwrap().published,
+        1
+    );
+    cairn.forget(&forget(published)).unwrap();
+    assert_eq!(
+        support::count(
+            data.path(),
+            &format!(
+                "SELECT COUNT(*) FROM forgotten_shared WHERE session_key = '{published}' AND own = 1"
+            ),
+        ),
+        1
+    );
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM published_sessions"),
+        1
     );
 }

@@ -10,7 +10,7 @@ use cairn_core::archive::discover::FoundFile;
 use cairn_core::{Cairn, ReindexRequest};
 use rusqlite::Connection;
 
-use crate::support;
+use crate::support::{self, index_is_whole, same};
 
 /// Line transcripts of every agent that writes them (documents, databases and trees are
 /// `UNIT_SOURCES` below): the fixture folder, and where it goes in the folder discovery walks
@@ -227,39 +227,6 @@ fn capture_ranges(data: &Path) -> String {
 }
 
 /// Two archive texts are the same; else the first line where they part, not both whole.
-fn same(got: &str, want: &str, what: &str) {
-    if got == want {
-        return;
-    }
-    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-    let at = g
-        .iter()
-        .zip(&w)
-        .position(|(a, b)| a != b)
-        .unwrap_or(g.len().min(w.len()));
-    let cut = |l: Option<&&str>| l.map_or("(none)".to_owned(), |l| l.chars().take(400).collect());
-    panic!(
-        "{what}: line {at} of {} differs (want {} lines)\n got: {}\nwant: {}",
-        g.len(),
-        w.len(),
-        cut(g.get(at)),
-        cut(w.get(at))
-    );
-}
-
-fn index_is_whole(data: &Path) {
-    let db = Connection::open(data.join("cairn.db")).unwrap();
-    let ok: String = db
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(ok, "ok");
-    db.execute(
-        "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
-        [],
-    )
-    .unwrap();
-}
-
 /// `files` (laid out in `src`) captured twice, one archive aged as an older parser would
 /// have left it; the transcripts go, and the aged archive read again from its copies must be
 /// the fresh one, and a second reindex must find nothing to change.

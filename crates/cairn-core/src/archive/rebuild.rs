@@ -9,10 +9,13 @@
 //! agent). Its sessions are rebuilt one at a time by `capture::reindex::from_copies`.
 //!
 //! The archive's own rows that only the database held are carried over from the old one where
-//! SQLite still reads them ([`carry`], [`carry_findings`]): the forget tombstones (a forgotten
-//! session must not come back because the database was rebuilt), the publishers of pulled
-//! transcripts, where redaction removed secrets. Migration 47 ([`describe_every_source`])
-//! describes the copies of an archive from before manifests existed.
+//! SQLite still reads them ([`carry`], [`carry_findings`], [`carry_published`]): the forget
+//! tombstones (a forgotten session must not come back because the database was rebuilt), the
+//! publishers of pulled transcripts, where redaction removed secrets, when this machine
+//! published a session through git. The rooms above carry their own tables the same way, row
+//! by row with [`copy_each`], and say what they leave behind ([`Carry`]). Migration 47
+//! ([`describe_every_source`]) describes the copies of an archive from before manifests
+//! existed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -140,6 +143,23 @@ pub struct Carried {
     pub error: Option<String>,
 }
 
+impl Carried {
+    /// `rows` of `what` carried, and the error that stopped the copy when one did.
+    pub fn of(what: &'static str, (rows, error): (u64, Option<String>)) -> Carried {
+        Carried { what, rows, error }
+    }
+}
+
+/// What one room carried over from the old database (`<room>::…::carry_from`), and what it
+/// left there, in plain words: a rebuild drops nothing without saying so.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Carry {
+    pub carried: Vec<Carried>,
+    /// What the old database held and the new one does not: how many, why, and what brings
+    /// it back when something does.
+    pub not_carried: Vec<String>,
+}
+
 /// The archive's tables a rebuild carries over, their columns, and what their rows are.
 const CARRIED: &[(&str, &str, &str)] = &[
     (
@@ -166,38 +186,65 @@ pub fn carry(old: &Connection, new: &Connection) -> Vec<Carried> {
     CARRIED
         .iter()
         .map(|&(table, columns, what)| {
-            let mut rows = 0;
-            let copied = copy_rows(old, new, table, columns, &mut rows);
-            Carried {
+            let marks = (1..=columns.split(',').count())
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            Carried::of(
                 what,
-                rows,
-                error: copied.err().map(|e| e.to_string()),
-            }
+                copy_each(
+                    old,
+                    &format!("SELECT {columns} FROM {table}"),
+                    new,
+                    &format!("INSERT OR IGNORE INTO {table} ({columns}) VALUES ({marks})"),
+                ),
+            )
         })
         .collect()
 }
 
-fn copy_rows(
+/// Run `write` on `new` with the values of each row `read` selects on `old`, in order, one row
+/// at a time: what is read before a damaged page stops the read is written. Returns the rows
+/// written and, when the copy stopped, why (as SQLite says it). The rooms' carries are made of
+/// it, each over its own tables. Never fails.
+pub fn copy_each(
     old: &Connection,
+    read: &str,
     new: &Connection,
-    table: &str,
-    columns: &str,
-    rows: &mut u64,
-) -> rusqlite::Result<()> {
-    let n = columns.split(',').count();
-    let marks = vec!["?"; n].join(", ");
-    let mut read = old.prepare(&format!("SELECT {columns} FROM {table}"))?;
-    let mut write = new.prepare(&format!(
-        "INSERT OR IGNORE INTO {table} ({columns}) VALUES ({marks})"
-    ))?;
-    let mut found = read.query([])?;
-    while let Some(row) = found.next()? {
-        let values: Vec<rusqlite::types::Value> = (0..n)
-            .map(|i| row.get(i))
-            .collect::<rusqlite::Result<_>>()?;
-        *rows += write.execute(rusqlite::params_from_iter(values))? as u64;
-    }
-    Ok(())
+    write: &str,
+) -> (u64, Option<String>) {
+    let mut rows = 0;
+    let copied = (|| -> rusqlite::Result<()> {
+        let mut read = old.prepare(read)?;
+        let n = read.column_count();
+        let mut write = new.prepare(write)?;
+        let mut found = read.query([])?;
+        while let Some(row) = found.next()? {
+            let values: Vec<rusqlite::types::Value> = (0..n)
+                .map(|i| row.get(i))
+                .collect::<rusqlite::Result<_>>()?;
+            rows += write.execute(rusqlite::params_from_iter(values))? as u64;
+        }
+        Ok(())
+    })();
+    (rows, copied.err().map(|e| e.to_string()))
+}
+
+/// When this machine published its own sessions through git (`cairn publish`:
+/// `sessions.published_at`), carried to the sessions rebuilt under the same keys: a forget of
+/// one then still leaves the tombstone that makes `cairn publish` take its refs down. The
+/// copies' manifests do not hold it. Never fails.
+pub fn carry_published(old: &Connection, new: &Connection) -> Carried {
+    Carried::of(
+        "when this machine published its sessions through git (cairn publish)",
+        copy_each(
+            old,
+            "SELECT session_key, published_at FROM sessions
+             WHERE published_at IS NOT NULL AND publisher IS NULL",
+            new,
+            "UPDATE sessions SET published_at = ?2 WHERE session_key = ?1 AND publisher IS NULL",
+        ),
+    )
 }
 
 /// What redaction found where (rule and place, never the secret), carried from `old` for the
@@ -205,28 +252,17 @@ fn copy_rows(
 /// the old database reads; each session's count of them follows. Findings of a source not
 /// rebuilt are dropped. Never fails.
 pub fn carry_findings(old: &Connection, new: &Connection) -> Carried {
-    let mut rows = 0;
-    let copied = (|| -> rusqlite::Result<()> {
-        let mut read = old.prepare(
-            "SELECT src.source_key, f.line_no, f.field, f.rule, f.confidence, f.start_byte,
-                    f.generation
-             FROM secret_findings f JOIN sources src ON src.id = f.source_id",
-        )?;
-        let mut write = new.prepare(
-            "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule,
-                confidence, start_byte, generation)
-             SELECT src.session_id, src.id, ?2, ?3, ?4, ?5, ?6, ?7
-             FROM sources src WHERE src.source_key = ?1",
-        )?;
-        let mut found = read.query([])?;
-        while let Some(row) = found.next()? {
-            let values: Vec<rusqlite::types::Value> = (0..7)
-                .map(|i| row.get(i))
-                .collect::<rusqlite::Result<_>>()?;
-            rows += write.execute(rusqlite::params_from_iter(values))? as u64;
-        }
-        Ok(())
-    })();
+    let (rows, copied) = copy_each(
+        old,
+        "SELECT src.source_key, f.line_no, f.field, f.rule, f.confidence, f.start_byte,
+                f.generation
+         FROM secret_findings f JOIN sources src ON src.id = f.source_id",
+        new,
+        "INSERT OR IGNORE INTO secret_findings (session_id, source_id, line_no, field, rule,
+            confidence, start_byte, generation)
+         SELECT src.session_id, src.id, ?2, ?3, ?4, ?5, ?6, ?7
+         FROM sources src WHERE src.source_key = ?1",
+    );
     let counted = new.execute(
         "UPDATE sessions SET secret_count =
             (SELECT COUNT(*) FROM secret_findings f WHERE f.session_id = sessions.id)",
@@ -235,7 +271,7 @@ pub fn carry_findings(old: &Connection, new: &Connection) -> Carried {
     Carried {
         what: "where redaction removed secrets (rule and place)",
         rows,
-        error: copied.and(counted.map(drop)).err().map(|e| e.to_string()),
+        error: copied.or(counted.err().map(|e| e.to_string())),
     }
 }
 

@@ -5,7 +5,8 @@
 //! into `cairn.db.rebuilding`: first what only the old database held and SQLite still reads
 //! there (the rooms' forget tombstones, the publishers of pulled transcripts), then every
 //! session the copies' manifests describe (`archive::rebuild`), each in a transaction of its
-//! own read as a reindex reads it, then a person's link corrections. Once whole, the new file is
+//! own read as a reindex reads it, then what the rooms hold of them, each room carrying its
+//! own tables ([`carry_rooms`]; [`TABLES`] says what becomes of every table). Once whole, the new file is
 //! closed, flushed and named `cairn.db.rebuilt`; the old database, its `-wal` and `-shm` are
 //! given names aside (`cairn.db.damaged-<UTC time>`, hard links, or copies where the file
 //! system has none), and the new one takes `cairn.db`'s place ([`crate::store::finish_swap`],
@@ -24,16 +25,139 @@ use crate::archive::rebuild::{self, Described};
 use crate::archive::store::{DB_FILE, Store};
 use crate::error::{Error, Result};
 use crate::store::{REBUILT, SWAP_MARK, db_err};
-use crate::{Cairn, archive, clock, git, recall};
+use crate::{Cairn, archive, clock, git, insights, recall, semantic, team};
 
 /// Where the new database is built.
 const BUILDING: &str = "cairn.db.rebuilding";
 /// How long a rebuild waits for a capture under way to let go of the archive.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// What a rebuild does with the rows of a table (the list below; what acts on it is
+/// [`carry_rooms`] and the rooms' `carry_from`).
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Made again from the retained copies (`archive::capture::reindex::from_copies`).
+    Rebuilt,
+    /// Carried over from the old database by the room that owns it (its `carry_from`, or
+    /// `archive::rebuild::carry*`), counted in the report's `carried`.
+    Carried,
+    /// Made again from what is rebuilt: by the rebuild itself (its relink of every session)
+    /// or by the command named. The report names what waits for a command.
+    Derived(&'static str),
+    /// Left in the old database (which is moved aside, never deleted); the report's
+    /// `not_carried` says how much and why.
+    Dropped(&'static str),
+}
+
+/// Every table of the schema and what a rebuild from the copies does with it. A test compares
+/// this list with the tables the migrations make: whoever adds a table says here whether a
+/// rebuild makes it again, carries it, or leaves it behind (and then the report must say so).
+/// What only the database holds and is dropped without a word breaks a promise: a forget that
+/// no longer reaches the team archive, a report that is gone.
+#[cfg(test)]
+const TABLES: &[(&str, Fate)] = &[
+    // The archive: made from the copies, save what only the database knew.
+    ("sessions", Fate::Rebuilt),
+    ("sources", Fate::Rebuilt),
+    ("records", Fate::Rebuilt),
+    ("records_fts", Fate::Rebuilt),
+    ("records_fts_rows", Fate::Rebuilt),
+    ("turns", Fate::Rebuilt),
+    ("token_usage", Fate::Rebuilt),
+    ("session_branches", Fate::Rebuilt),
+    ("warnings", Fate::Rebuilt),
+    ("secret_findings", Fate::Carried),
+    ("forgotten_sources", Fate::Carried),
+    ("forgotten_sessions", Fate::Carried),
+    ("pulled_sources", Fate::Carried),
+    (
+        "captures",
+        Fate::Dropped("capture batches, with the environment snapshots taken then"),
+    ),
+    (
+        "link_pending",
+        Fate::Derived("every session is queued and relinked"),
+    ),
+    (
+        "fts_takeouts",
+        Fate::Derived("the index's count starts again"),
+    ),
+    (
+        "reindexes",
+        Fate::Dropped("past reindex runs: the rebuilt archive's revision starts again"),
+    ),
+    (
+        "retained_rekey",
+        Fate::Dropped("key frames migration 14 had still to write: copies are read as they are"),
+    ),
+    (
+        "retained_swaps",
+        Fate::Dropped("copy rewrites a reindex left: copies are read as they are"),
+    ),
+    // Git: the links are made again from the records; what a person said is carried.
+    ("repos", Fate::Derived("relink")),
+    ("git_heads", Fate::Derived("relink")),
+    ("git_commits", Fate::Derived("relink")),
+    ("git_prs", Fate::Derived("relink")),
+    ("links", Fate::Derived("relink")),
+    ("session_edits", Fate::Derived("relink")),
+    ("association_state", Fate::Derived("relink")),
+    (
+        "snapshots",
+        Fate::Dropped("the environment at capture time (a branch checked out while a session ran)"),
+    ),
+    ("published_sessions", Fate::Carried),
+    ("link_corrections", Fate::Carried),
+    ("forgotten_shared", Fate::Carried),
+    // Recall: in the database alone, not carried; the report counts the entries.
+    ("recall_entries", Fate::Dropped("Recall")),
+    ("recall_evidence", Fate::Dropped("Recall")),
+    ("recall_df", Fate::Dropped("Recall")),
+    ("recall_postings", Fate::Dropped("Recall")),
+    ("recall_terms", Fate::Dropped("Recall")),
+    ("recall_stats", Fate::Dropped("Recall")),
+    (
+        "recall_extract_entries",
+        Fate::Dropped("Recall: extraction progress"),
+    ),
+    (
+        "recall_extract_generations",
+        Fate::Dropped("Recall: extraction progress"),
+    ),
+    (
+        "recall_extract_progress",
+        Fate::Dropped("Recall: extraction progress"),
+    ),
+    (
+        "recall_extract_runs",
+        Fate::Dropped("Recall: extraction progress"),
+    ),
+    ("recall_feedback", Fate::Dropped("Recall")),
+    ("recall_proposals", Fate::Dropped("Recall")),
+    ("recall_query_events", Fate::Dropped("Recall")),
+    ("recall_query_exposures", Fate::Dropped("Recall")),
+    ("recall_vectors", Fate::Dropped("Recall")),
+    // Search by meaning: keyed by rows a rebuild makes anew.
+    (
+        "turn_vectors",
+        Fate::Derived("cairn embeddings build --store sessions"),
+    ),
+    ("embedding_state", Fate::Derived("cairn embeddings build")),
+    ("vector_changes", Fate::Derived("cairn embeddings build")),
+    // Generated insights and the team archive's push record.
+    ("insights", Fate::Carried),
+    ("insight_sessions", Fate::Carried),
+    ("team_pushed_sessions", Fate::Carried),
+    ("team_pushed_entries", Fate::Carried),
+    ("team_pushes", Fate::Carried),
+];
+
 /// A kind of row carried over from the old database.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RebuildCarried {
+    /// The room that owns the rows and carried them: `archive`, `git`, `insights`, `team`.
+    pub room: String,
     pub what: String,
     pub rows: u32,
     /// Why the rest was not: the old database stopped the read (named as SQLite names it).
@@ -65,9 +189,11 @@ pub struct RebuildReport {
     /// Lines of the copies today's redaction rules redact further: stored redacted; `cairn
     /// reindex --outdated` writes the copies again without them.
     pub copy_lines_to_redact: u32,
-    /// What only the old database held, carried over.
+    /// What only the old database held, carried over, room by room (each kind of row with
+    /// its count, and why the rest was not when the old database stopped the read).
     pub carried: Vec<RebuildCarried>,
-    /// What only the old database held and is not in the new one, in plain words.
+    /// What the old database held and the new one does not, in plain words: how many, why,
+    /// and what makes it again when something does.
     pub not_carried: Vec<String>,
     /// Copies not rebuilt, with why.
     pub skipped: Vec<RebuildSkip>,
@@ -96,6 +222,27 @@ fn stop_point(stage: &str) {
 }
 
 impl Cairn {
+    /// Whether `data_dir`'s archive needs a rebuild from the copies: refused (with what a
+    /// rebuild would do and how to run it anyway) when `cairn.db` is there and doctor's check
+    /// (`PRAGMA quick_check`, every page) finds nothing wrong in it. A rebuild of a healthy
+    /// archive still leaves behind what it does not carry, so the front door asks for `--force`
+    /// first; [`Cairn::rebuild_from_copies`] itself does not ask.
+    pub fn rebuild_wanted(data_dir: &Path) -> Result<()> {
+        let db = data_dir.join(DB_FILE);
+        let held = std::fs::metadata(&db).is_ok_and(|m| m.len() > 0);
+        if !held || crate::doctor::damage(&db).is_some() {
+            return Ok(());
+        }
+        Err(Error::Refused(format!(
+            "{} is healthy: `cairn doctor` finds nothing wrong in it. A rebuild from the copies \
+             makes a new database from the retained copies alone and moves this one aside; what \
+             it does not carry over (Recall's entries, the turns' vectors for search by meaning) \
+             stays behind in the file moved aside. To rebuild it anyway, run `cairn reindex \
+             --from-copies --force`",
+            db.display()
+        )))
+    }
+
     /// Rebuild the archive database of `data_dir` from its retained copies alone, moving the
     /// old one aside (see the module's comment). `progress` counts the copies' bytes. Works on
     /// a data dir whose `cairn.db` does not open at all: nothing is opened there but the old
@@ -143,17 +290,11 @@ impl Cairn {
 
         // Tombstones before any session: a forgotten one is not rebuilt.
         match &old {
-            Ok(old) => report
-                .carried
-                .extend(
-                    rebuild::carry(old, new.conn())
-                        .into_iter()
-                        .map(|c| RebuildCarried {
-                            what: c.what.to_owned(),
-                            rows: small(c.rows),
-                            error: c.error,
-                        }),
-                ),
+            Ok(old) => {
+                for c in rebuild::carry(old, new.conn()) {
+                    push_carried(&mut report, "archive", c);
+                }
+            }
             Err(why) => report.not_carried.push(format!(
                 "forget tombstones and everything else of the old database: {why}"
             )),
@@ -180,12 +321,11 @@ impl Cairn {
         }
 
         if let Ok(old) = &old {
-            let findings = rebuild::carry_findings(old, new.conn());
-            report.carried.push(RebuildCarried {
-                what: findings.what.to_owned(),
-                rows: small(findings.rows),
-                error: findings.error,
-            });
+            push_carried(
+                &mut report,
+                "archive",
+                rebuild::carry_findings(old, new.conn()),
+            );
             carry_rooms(old, new.conn(), &now, &mut report);
         }
         let conn = new.conn();
@@ -368,22 +508,66 @@ fn rebuild_session(
     Ok(())
 }
 
-/// The rooms' rows only the old database held, carried over through the rooms' own reads and
-/// writes: the shared sessions' forget tombstones and a person's link corrections (each said
-/// again by the person who said it, when they said it). Recall's entries are counted, not
-/// carried.
+/// The rooms' rows only the old database held, carried over by the rooms themselves, each
+/// over its own tables (see [`TABLES`]): the archive's own sessions' publication through git,
+/// git's teammates' documents, shared sessions' forget tombstones and a person's link
+/// corrections (each said again by the person who said it, when they said it), the generated
+/// insight reports, the team archive's push record; semantic says what it leaves. Recall's
+/// entries are counted, not carried. Every session is matched by its key, which a rebuild
+/// keeps.
 fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut RebuildReport) {
+    push_carried(report, "archive", rebuild::carry_published(old, new));
+    // Before the tombstones below, which drop the documents of forgotten sessions.
+    push_carried(report, "git", git::publish::carry_from(old, new));
     let shared = git::forget::forgotten_shared(old)
         .and_then(|keys| git::forget::remember_shared(new, &keys, now).map(|()| keys.len()));
+    let what = "forget tombstones of sessions shared through git";
     report.carried.push(match shared {
-        Ok(n) => carried("forget tombstones of sessions shared through git", n, None),
-        Err(e) => carried(
-            "forget tombstones of sessions shared through git",
-            0,
-            Some(e.to_string()),
+        Ok(n) => carried("git", what, n, None),
+        Err(e) => carried("git", what, 0, Some(e.to_string())),
+    });
+    carry_corrections(old, new, report);
+    for (room, carry) in [
+        ("insights", insights::store::carry_from(old, new)),
+        ("team", team::store::carry_from(old, new)),
+        ("semantic", semantic::carry::carry_from(old, new)),
+    ] {
+        for c in carry.carried {
+            push_carried(report, room, c);
+        }
+        report.not_carried.extend(carry.not_carried);
+    }
+
+    // Recall keeps its entries, their evidence and reviews in the database alone.
+    let filters = |status| recall::store::Filters {
+        status: Some(status),
+        ..recall::store::Filters::default()
+    };
+    let entries = recall::stats(old, &filters(recall::model::Status::Accepted)).and_then(|a| {
+        recall::stats(old, &filters(recall::model::Status::Archived)).map(|b| a.count + b.count)
+    });
+    report.not_carried.push(match entries {
+        Ok(0) => "Recall: the old database held no entries".to_owned(),
+        Ok(n) => format!(
+            "Recall: {} of the old database (with their evidence and reviews) are not carried \
+             over; the old database keeps them",
+            crate::text::plural(n, "entry")
+        ),
+        Err(e) => format!(
+            "Recall: entries, evidence and reviews are not readable in the old database ({e})"
         ),
     });
+    report.not_carried.push(
+        "links only the environment snapshots taken at capture time showed (a branch checked \
+         out while a session ran), and extraction progress; every session is linked again \
+         from its records"
+            .to_owned(),
+    );
+}
 
+/// A person's links and unlinks (`cairn link`, `cairn unlink`), said again of the rebuilt
+/// session with the same key; those about sessions not rebuilt are counted.
+fn carry_corrections(old: &Connection, new: &Connection, report: &mut RebuildReport) {
     let (mut rows, mut elsewhere, mut error) = (0usize, 0usize, None);
     match rebuild::old_sessions(old) {
         Err(e) => error = Some(e.to_string()),
@@ -431,6 +615,7 @@ fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut Rebui
         }
     }
     report.carried.push(carried(
+        "git",
         "a person's links and unlinks (cairn link, cairn unlink)",
         rows,
         error,
@@ -441,36 +626,20 @@ fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut Rebui
             crate::text::plural(elsewhere, "link correction")
         ));
     }
-
-    // Recall keeps its entries, their evidence and reviews in the database alone.
-    let filters = |status| recall::store::Filters {
-        status: Some(status),
-        ..recall::store::Filters::default()
-    };
-    let entries = recall::stats(old, &filters(recall::model::Status::Accepted)).and_then(|a| {
-        recall::stats(old, &filters(recall::model::Status::Archived)).map(|b| a.count + b.count)
-    });
-    report.not_carried.push(match entries {
-        Ok(0) => "Recall: the old database held no entries".to_owned(),
-        Ok(n) => format!(
-            "Recall: {} of the old database (with their evidence and reviews) are not carried \
-             over; the old database keeps them",
-            crate::text::plural(n, "entry")
-        ),
-        Err(e) => format!(
-            "Recall: entries, evidence and reviews are not readable in the old database ({e})"
-        ),
-    });
-    report.not_carried.push(
-        "links only the environment snapshots taken at capture time showed (a branch checked \
-         out while a session ran), and extraction progress; every session is linked again \
-         from its records"
-            .to_owned(),
-    );
 }
 
-fn carried(what: &str, rows: usize, error: Option<String>) -> RebuildCarried {
+fn push_carried(report: &mut RebuildReport, room: &str, c: rebuild::Carried) {
+    report.carried.push(RebuildCarried {
+        room: room.to_owned(),
+        what: c.what.to_owned(),
+        rows: small(c.rows),
+        error: c.error,
+    });
+}
+
+fn carried(room: &str, what: &str, rows: usize, error: Option<String>) -> RebuildCarried {
     RebuildCarried {
+        room: room.to_owned(),
         what: what.to_owned(),
         rows: small(rows as u64),
         error,

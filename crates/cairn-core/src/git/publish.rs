@@ -779,6 +779,25 @@ pub fn pulled_anywhere(conn: &Connection, key: &str) -> rusqlite::Result<bool> {
         .query_row([key], |r| r.get(0))
 }
 
+/// A rebuild from the copies (`cairn reindex --from-copies`): the teammates' documents `old`
+/// (read-only, maybe damaged) imported, carried into the rebuilt `new` row by row. They are
+/// keyed by repository, remote and the publisher's session key, none of which a rebuild
+/// changes; skim shows them again without a pull. Never fails.
+pub fn carry_from(old: &Connection, new: &Connection) -> crate::archive::rebuild::Carried {
+    crate::archive::rebuild::Carried::of(
+        "teammates' sessions pulled through git (cairn pull)",
+        crate::archive::rebuild::copy_each(
+            old,
+            "SELECT common_dir, remote, session_key, document, target_keys, ref_commit, imported_at
+             FROM published_sessions",
+            new,
+            "INSERT OR IGNORE INTO published_sessions (common_dir, remote, session_key, document,
+                 target_keys, ref_commit, imported_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        ),
+    )
+}
+
 /// Why a document's full transcript was not imported, as a pull lists it: its summary was (it
 /// is counted among the documents imported, and skim shows it).
 pub fn transcript_refused(why: &str) -> String {

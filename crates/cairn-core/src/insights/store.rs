@@ -190,3 +190,76 @@ pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<
     )?;
     Ok(u32::try_from(changed.len()).unwrap_or(u32::MAX))
 }
+
+/// A rebuild from the copies (`cairn reindex --from-copies`): the reports of `old` (read-only,
+/// maybe damaged) carried into the rebuilt `new`, row by row, under their ids (the window's
+/// links name a report by it), with the sessions each read. Those sessions are named by key,
+/// which a rebuild keeps, so nothing needs mapping; a report that read a session forgotten
+/// since is left behind, as the forget would have taken it. What is left behind is counted,
+/// and so are reports that read a session the rebuild could not bring back (their links to it
+/// open nothing). Never fails.
+pub fn carry_from(old: &Connection, new: &Connection) -> crate::archive::rebuild::Carry {
+    let (mut rows, mut forgotten, mut partial) = (0u64, 0u64, 0u64);
+    let copied = (|| -> rusqlite::Result<()> {
+        let mut read = old.prepare(&format!("SELECT {COLUMNS} FROM insights ORDER BY id"))?;
+        let n = read.column_count();
+        let mut sessions_of =
+            old.prepare("SELECT session_key FROM insight_sessions WHERE insight_id = ?1")?;
+        let marks = (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>();
+        let mut write = new.prepare(&format!(
+            "INSERT OR IGNORE INTO insights ({COLUMNS}) VALUES ({})",
+            marks.join(", ")
+        ))?;
+        let mut read_by = new.prepare(
+            "INSERT OR IGNORE INTO insight_sessions (insight_id, session_key) VALUES (?1, ?2)",
+        )?;
+        let mut found = read.query([])?;
+        while let Some(row) = found.next()? {
+            let values: Vec<rusqlite::types::Value> = (0..n)
+                .map(|i| row.get(i))
+                .collect::<rusqlite::Result<_>>()?;
+            let id: i64 = row.get(0)?;
+            let keys: Vec<String> = sessions_of
+                .query_map([id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut missing = false;
+            let mut gone = false;
+            for key in &keys {
+                gone |= crate::archive::forget::is_forgotten_session(new, key)?;
+                missing |= crate::archive::rebuild::session_row(new, key)?.is_none();
+            }
+            if gone {
+                forgotten += 1;
+                continue;
+            }
+            if write.execute(rusqlite::params_from_iter(values))? == 0 {
+                continue;
+            }
+            for key in &keys {
+                read_by.execute(params![id, key])?;
+            }
+            rows += 1;
+            partial += u64::from(missing);
+        }
+        Ok(())
+    })();
+    let mut carry = crate::archive::rebuild::Carry::default();
+    carry.carried.push(crate::archive::rebuild::Carried {
+        what: "generated insight reports",
+        rows,
+        error: copied.err().map(|e| e.to_string()),
+    });
+    if forgotten > 0 {
+        carry.not_carried.push(format!(
+            "{} that read a forgotten session, as the forget takes them",
+            crate::text::plural(forgotten, "generated report")
+        ));
+    }
+    if partial > 0 {
+        carry.not_carried.push(format!(
+            "{} read sessions that were not rebuilt: links to those sessions open nothing",
+            crate::text::plural(partial, "carried report"),
+        ));
+    }
+    carry
+}

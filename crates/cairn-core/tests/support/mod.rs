@@ -121,6 +121,42 @@ pub fn live_records(data: &Path) -> Vec<(String, String, String, String)> {
         .collect()
 }
 
+/// Fail when `got` is not `want`, naming the first line that differs (the dumps compared are
+/// long: the whole of either would drown it).
+pub fn same(got: &str, want: &str, what: &str) {
+    if got == want {
+        return;
+    }
+    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+    let at = g
+        .iter()
+        .zip(&w)
+        .position(|(a, b)| a != b)
+        .unwrap_or(g.len().min(w.len()));
+    let cut = |l: Option<&&str>| l.map_or("(none)".to_owned(), |l| l.chars().take(400).collect());
+    panic!(
+        "{what}: line {at} of {} differs (want {} lines)\n got: {}\nwant: {}",
+        g.len(),
+        w.len(),
+        cut(g.get(at)),
+        cut(w.get(at))
+    );
+}
+
+/// The archive in `data` passes SQLite's integrity check, its full-text index FTS5's.
+pub fn index_is_whole(data: &Path) {
+    let db = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let ok: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    db.execute(
+        "INSERT INTO records_fts (records_fts) VALUES ('integrity-check')",
+        [],
+    )
+    .unwrap();
+}
+
 /// Capture the given files into `cairn`.
 pub fn capture(cairn: &Cairn, files: &[FoundFile]) -> cairn_core::archive::capture::SyncReport {
     cairn.capture_paths(files, &Quiet).unwrap()

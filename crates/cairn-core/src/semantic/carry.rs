@@ -1,0 +1,41 @@
+//! A rebuild from the copies (`cairn reindex --from-copies`), the semantic room's part: its
+//! vectors are not carried over, and the report says how many and what makes them again.
+//!
+//! A turn's vector is keyed by the turn's row id, which a rebuild does not keep, and is known
+//! fresh against the archive's revision (its capture batches and reindexes), which a rebuild
+//! starts again: carried, vectors could stand for turns that read differently now and still
+//! pass as fresh. Recall's vectors go with Recall's entries, which are not carried either. The
+//! rebuilt archive's stores read as never built, so searches by meaning say so and name the
+//! build, and the desktop waits for a person to start one (Settings → Search by meaning).
+
+use rusqlite::Connection;
+
+use crate::archive::rebuild::Carry;
+
+use super::vectors::VectorStore;
+
+/// What the old database (read-only, maybe damaged) held of the turns' vectors, said as left
+/// behind. Carries nothing. Never fails.
+pub fn carry_from(old: &Connection, _new: &Connection) -> Carry {
+    let mut carry = Carry::default();
+    let turns = old.query_row(
+        "SELECT COUNT(*) FROM turn_vectors WHERE length(vector) > 0",
+        [],
+        |r| r.get::<_, i64>(0),
+    );
+    match turns {
+        Ok(0) => {}
+        Ok(n) => carry.not_carried.push(format!(
+            "search by meaning: the vectors of {} (keyed by rows a rebuild makes anew); `{}` \
+             (or Settings → Search by meaning) makes them again",
+            VectorStore::Sessions.count(n),
+            VectorStore::Sessions.build_command()
+        )),
+        Err(e) => carry.not_carried.push(format!(
+            "search by meaning: the turns' vectors, not readable in the old database ({e}); \
+             `{}` makes them again",
+            VectorStore::Sessions.build_command()
+        )),
+    }
+    carry
+}
