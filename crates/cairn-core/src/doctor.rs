@@ -229,6 +229,13 @@ pub(crate) fn endpoint_checks(config: &crate::config::Config) -> Vec<Check> {
                 "another machine: redacted text is sent there"
             };
             let shown = endpoint.redacted();
+            if let Some(why) = crate::llm::endpoint::key_variable_problem(key_var) {
+                return check(
+                    name,
+                    Status::Fail,
+                    format!("[{section}] api_key_env {why}; correct it in config.toml"),
+                );
+            }
             match key_var {
                 "" => check(name, Status::Ok, format!("{shown} ({place}), no API key")),
                 var if std::env::var_os(var).is_some_and(|v| !v.is_empty()) => check(

@@ -35,6 +35,33 @@ pub struct Server {
     pub timeout_setting: Option<String>,
 }
 
+/// What is wrong with `env` as the name of the variable that holds an API key (`api_key_env`),
+/// in words that never repeat it when it looks like a key itself (a `ghp_…` token passed the
+/// name check once and came back as "$ghp_… is not set"); `None` when it is a name, or empty.
+pub(crate) fn key_variable_problem(env: &str) -> Option<String> {
+    let env = env.trim();
+    let looks_like_a_key = {
+        let mut found = Vec::new();
+        let _ = crate::archive::redact::Redactor::global().redact_text(env, "", &mut found);
+        !found.is_empty() || env.len() > 64
+    };
+    let name_chars = env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if env.is_empty() || (!looks_like_a_key && name_chars) {
+        return None;
+    }
+    let what = if looks_like_a_key {
+        "looks like a key, not the name of an environment variable".to_owned()
+    } else {
+        format!(
+            "{:?} is not an environment variable name",
+            crate::text::one_line(env, 40)
+        )
+    };
+    Some(format!(
+        "{what}; give the variable's name (e.g. \"OPENAI_API_KEY\") and export the key in it, never the key itself"
+    ))
+}
+
 impl ServerConfig {
     /// Validate under `key` (e.g. `recall.extract.servers.local`); errors name `config_path`
     /// and the key to fix.
@@ -60,29 +87,8 @@ impl ServerConfig {
             ));
         }
         let env = self.api_key_env.trim();
-        // A key pasted where its variable's name goes is never repeated in the message (a
-        // `ghp_…` token passed the name check and came back as "$ghp_… is not set").
-        let looks_like_a_key = {
-            let mut found = Vec::new();
-            let _ = crate::archive::redact::Redactor::global().redact_text(env, "", &mut found);
-            !found.is_empty() || env.len() > 64
-        };
-        let name_chars = env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !env.is_empty() && (looks_like_a_key || !name_chars) {
-            let what = if looks_like_a_key {
-                "looks like a key, not the name of an environment variable".to_owned()
-            } else {
-                format!(
-                    "{:?} is not an environment variable name",
-                    crate::text::one_line(env, 40)
-                )
-            };
-            return Err(bad(
-                "api_key_env",
-                format!(
-                    "{what}; give the variable's name (e.g. \"OPENAI_API_KEY\") and export the key in it, never the key itself"
-                ),
-            ));
+        if let Some(why) = key_variable_problem(env) {
+            return Err(bad("api_key_env", why));
         }
         let timeout = match self.timeout.as_deref() {
             None => DEFAULT_TIMEOUT,
