@@ -148,7 +148,7 @@ impl Cairn {
 
     /// The report's Markdown as safe HTML, for the report view.
     pub fn insight_html(&self, id: i64) -> Result<String> {
-        Ok(render::html_fragment(&self.insight_get(id)?.content))
+        Ok(render::report_html(&self.insight_get(id)?))
     }
 
     /// A report in an export format (through the outbound redactor), with its default file name.

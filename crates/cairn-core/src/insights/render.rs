@@ -3,10 +3,12 @@
 //!
 //! A report is model output, and the model read transcripts: treat it as hostile. In the HTML,
 //! raw HTML in the Markdown is shown as text, links keep only `http`, `https`, `mailto`, `cairn`
-//! and in-page addresses, and images become their alt text (an image would fetch from the
-//! network when the report is opened). The Markdown export is made inert the same way, and
-//! stricter on links: only `http(s)` and `cairn://session/` addresses of the report's sessions. The HTML export is one standalone file: styles inlined, and a
-//! Content-Security-Policy that allows no script and no remote load.
+//! and in-page addresses (`cairn://` only of a session the report read: a model may invent one),
+//! and images become their alt text (an image would fetch from the network when the report is
+//! opened). The Markdown export is made inert the same way, and stricter on links: only
+//! `http(s)` and `cairn://session/` addresses of the report's sessions. The HTML export is one
+//! standalone file: styles inlined, and a Content-Security-Policy that allows no script and no
+//! remote load.
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
 use serde::{Deserialize, Serialize};
@@ -58,6 +60,24 @@ fn safe_url(url: &str) -> bool {
 /// Markdown → an HTML fragment with raw HTML escaped, unsafe links neutralised and images
 /// replaced by their alt text.
 pub fn html_fragment(markdown: &str) -> String {
+    html_with(markdown, &safe_url)
+}
+
+/// A report's Markdown as an HTML fragment ([`html_fragment`]) whose `cairn://` links keep
+/// their address only when they cite a session the report read, as the Markdown export keeps
+/// them (a model may invent one, which would open nothing or another session).
+pub fn report_html(insight: &Insight) -> String {
+    use crate::views::export::markdown::link_allowed;
+    let allowed = |url: &str| {
+        safe_url(url)
+            && (!url.trim().to_ascii_lowercase().starts_with("cairn://")
+                || link_allowed(url, &insight.session_keys))
+    };
+    html_with(&insight.content, &allowed)
+}
+
+/// [`html_fragment`] keeping the links `allowed` passes.
+fn html_with(markdown: &str, allowed: &dyn Fn(&str) -> bool) -> String {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let events = Parser::new_ext(markdown, options).map(|event| match event {
@@ -67,7 +87,7 @@ pub fn html_fragment(markdown: &str) -> String {
             dest_url,
             title: _,
             id,
-        }) if !safe_url(&dest_url) => Event::Start(Tag::Link {
+        }) if !allowed(&dest_url) => Event::Start(Tag::Link {
             link_type,
             dest_url: CowStr::Borrowed("#"),
             title: CowStr::Boxed(format!("address removed: {}", title_of(&dest_url)).into()),
@@ -156,7 +176,7 @@ pub fn html_document(insight: &Insight) -> String {
          <meta name=\"generator\" content=\"Cairn\">\n<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n\
          <body>\n<main>\n<h1>{title}</h1>\n<p class=\"meta\">{}</p>\n<article>\n{}</article>\n</main>\n</body>\n</html>\n",
         escape(&provenance_line(insight)),
-        html_fragment(&insight.content)
+        report_html(insight)
     )
 }
 
@@ -358,6 +378,19 @@ mod tests {
             "`<b>` stays",
         ] {
             assert!(md.contains(kept), "{kept} not in {md}");
+        }
+        // The HTML export and the report view keep the same links: a session the report did
+        // not read loses its address there too.
+        for html in [
+            export(&insight, ExportFormat::Html).unwrap(),
+            report_html(&insight),
+        ] {
+            assert!(!html.contains("href=\"cairn://session/sha256-out"), "{html}");
+            assert!(
+                html.contains("href=\"cairn://session/sha256-in?record=3\""),
+                "{html}"
+            );
+            assert!(html.contains("href=\"https://example.org\""), "{html}");
         }
     }
 
