@@ -43,6 +43,7 @@ mod extract_setup;
 mod floors;
 mod forget;
 mod insights;
+mod manifest_privacy;
 mod private;
 mod rebuild;
 mod recall;

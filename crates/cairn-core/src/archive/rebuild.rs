@@ -114,6 +114,36 @@ pub fn survey(data_dir: &Path) -> crate::Result<Survey> {
             (&a.manifest.first_read, &a.manifest.path)
                 .cmp(&(&b.manifest.first_read, &b.manifest.path))
         });
+        // A session is one agent's (its key is made from the agent's name): a manifest putting
+        // a source of another agent's folder in it (forged, or damaged) is not trusted to,
+        // and the first source the archive made keeps the session.
+        let Some(owner) = sources
+            .iter()
+            .min_by_key(|d| d.manifest.session_row.unwrap_or(i64::MAX))
+            .map(|d| d.manifest.agent.clone())
+        else {
+            continue;
+        };
+        for stranger in sources.extract_if(.., |d| d.manifest.agent != owner) {
+            out.bytes -= stranger
+                .copies
+                .values()
+                .map(|c| std::fs::metadata(c).map_or(0, |m| m.len()))
+                .sum::<u64>()
+                .min(out.bytes);
+            out.passed.push(Passed {
+                what: stranger
+                    .copies
+                    .values()
+                    .next_back()
+                    .cloned()
+                    .unwrap_or_default(),
+                reason: format!(
+                    "its manifest puts a {} source in a session of {owner}'s copies",
+                    stranger.manifest.agent
+                ),
+            });
+        }
     }
     // In the order the archive made them (its rows', where the manifests say), then by when
     // they were first read.
@@ -302,40 +332,45 @@ pub fn totals(conn: &Connection) -> rusqlite::Result<(u64, u64, u64, u64)> {
     )
 }
 
-/// Migration 47: the manifest of every source an older build retained, from its rows (the
-/// session it belongs to now, first read when its first capture was), appended to its newest
-/// copy (the current generation's committed length moving with it). A source none of whose
-/// copies is there is passed over (a rebuild could not read it anyway); a copy that cannot be
-/// written is logged and passed over (the archive opens all the same; a rebuild names the
-/// copy without a manifest). Running it again writes nothing new.
-pub fn describe_every_source(conn: &Connection, data_dir: &Path) -> rusqlite::Result<u64> {
-    let retained = Retained::new(data_dir);
-    let mut stmt = conn.prepare(
-        "SELECT src.agent, src.role, src.path, src.source_key, src.generation, s.session_key,
-                src.id, src.retained_len,
-                s.session_id, s.parent_key, s.relation, s.agent_id,
-                COALESCE((SELECT MIN(c.captured_at) FROM captures c WHERE c.source_id = src.id),
-                         s.captured_at),
-                s.cwd, s.title, s.model, s.git_branch, s.provider, s.tool_version, s.started_at,
-                s.updated_at, s.cumulative_usage, s.id
-         FROM sources src JOIN sessions s ON s.id = src.session_id ORDER BY src.id",
-    )?;
-    let mut rows = stmt.query([])?;
-    let mut described = Vec::new();
+/// A source as the archive's rows describe it: where its copies are, and the manifest they
+/// are to hold ([`describe_every_source`], and a reindex's rewrite of a manifest after it
+/// redacted the rows).
+#[derive(Debug)]
+pub(crate) struct ByRows {
+    pub source: i64,
+    pub agent: Agent,
+    /// The current generation.
+    pub generation: u32,
+    /// How much of the current generation's copy the store committed.
+    pub committed: u64,
+    pub manifest: Manifest,
+}
+
+/// The rows a source's manifest is made from, `{first_read}` the time it was first read.
+const BY_ROWS: &str = "SELECT src.agent, src.role, src.path, src.source_key, src.generation,
+        s.session_key, src.id, src.retained_len, s.session_id, s.parent_key, s.relation,
+        s.agent_id, {first_read}, s.cwd, s.title, s.model, s.git_branch, s.provider,
+        s.tool_version, s.started_at, s.updated_at, s.cumulative_usage, s.id
+    FROM sources src JOIN sessions s ON s.id = src.session_id";
+
+/// The sources [`BY_ROWS`] reads, `first_read` (SQL) giving when each was first read, `tail`
+/// (SQL) choosing and ordering them. A source of an agent this build does not know is left out.
+fn by_rows(
+    conn: &Connection,
+    first_read: &str,
+    tail: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<ByRows>> {
+    let sql = format!("{} {tail}", BY_ROWS.replace("{first_read}", first_read));
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query(params)?;
+    let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let agent: String = r.get(0)?;
         let Some(agent) = Agent::parse(&agent) else {
             continue;
         };
         let (role, path, key): (String, String, String) = (r.get(1)?, r.get(2)?, r.get(3)?);
-        let generation = r.get::<_, i64>(4)?.clamp(0, i64::from(u32::MAX)) as u32;
-        let (source, committed): (i64, i64) = (r.get(6)?, r.get(7)?);
-        let Some(newest) = (0..=generation)
-            .rev()
-            .find(|&g| retained.path(agent, &key, g).exists())
-        else {
-            continue;
-        };
         let manifest = reindex::manifest_of(
             agent,
             &role,
@@ -360,16 +395,54 @@ pub fn describe_every_source(conn: &Connection, data_dir: &Path) -> rusqlite::Re
             &r.get::<_, String>(12)?,
             r.get(22)?,
         );
+        out.push(ByRows {
+            source: r.get(6)?,
+            agent,
+            generation: r.get::<_, i64>(4)?.clamp(0, i64::from(u32::MAX)) as u32,
+            committed: r.get::<_, i64>(7)?.max(0) as u64,
+            manifest,
+        });
+    }
+    Ok(out)
+}
+
+/// The source at row `source` as its rows describe it now (first read when its session was:
+/// a rewrite keeps the time its copy gives).
+pub(crate) fn source_by_rows(conn: &Connection, source: i64) -> rusqlite::Result<Option<ByRows>> {
+    Ok(by_rows(conn, "s.captured_at", "WHERE src.id = ?1", [source])?.pop())
+}
+
+/// Migration 47: the manifest of every source an older build retained, from its rows (the
+/// session it belongs to now, first read when its first capture was), appended to its newest
+/// copy (the current generation's committed length moving with it), where the copy's
+/// committed frames end: a tail a crash cut off mid-frame is cut first, never counted
+/// ([`Retained::describe`]). A source none of whose copies is there is passed over (a rebuild
+/// could not read it anyway); a copy that cannot be written, or whose committed bytes end
+/// inside a frame, is logged and passed over (the archive opens all the same; a rebuild names
+/// the copy without a manifest). Running it again writes nothing new.
+pub fn describe_every_source(conn: &Connection, data_dir: &Path) -> rusqlite::Result<u64> {
+    let retained = Retained::new(data_dir);
+    let first_read = "COALESCE((SELECT MIN(c.captured_at) FROM captures c
+                                WHERE c.source_id = src.id), s.captured_at)";
+    let mut described = Vec::new();
+    for by in by_rows(conn, first_read, "ORDER BY src.id", [])? {
+        let key = &by.manifest.source_key;
+        let Some(newest) = (0..=by.generation)
+            .rev()
+            .find(|&g| retained.path(by.agent, key, g).exists())
+        else {
+            continue;
+        };
         // Only the current generation's length is recorded; an older one is read whole.
-        let current = newest == generation;
-        let committed = if current { committed.max(0) as u64 } else { 0 };
-        match retained.describe(&retained.path(agent, &key, newest), committed, &manifest) {
-            Ok(Some(len)) if current => described.push((source, len)),
+        let current = newest == by.generation;
+        let committed = if current { by.committed } else { 0 };
+        let copy = retained.path(by.agent, key, newest);
+        match retained.describe(&copy, committed, &by.manifest) {
+            Ok(Some(len)) if current => described.push((by.source, len)),
             Ok(_) => {}
             Err(e) => tracing::warn!("migration 47: no manifest for {key}: {e}"),
         }
     }
-    drop(rows);
     let mut grown = conn.prepare("UPDATE sources SET retained_len = ?2 WHERE id = ?1")?;
     for (source, len) in &described {
         grown.execute(rusqlite::params![source, *len as i64])?;

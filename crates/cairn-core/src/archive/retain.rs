@@ -24,8 +24,12 @@
 //! frame and cut with it when that batch rolls back, a forget that deletes the copies deletes
 //! it, a person who saves the copies saves it, and every tool that lists or reads
 //! `retained/` sees copies only, as before. `zstdcat` passes over it; a rewrite of the copy
-//! carries it over ([`Retained::write_scrubbed`]; migration 14's re-key keeps every frame it
-//! does not change). An archive from before it has one appended to each copy (migration 47).
+//! makes it again from the archive's rows ([`Retained::write_scrubbed_with`]; migration 14's
+//! re-key keeps every frame it does not change), and a reindex that redacts the rows a
+//! manifest was made from writes the copy again with theirs ([`Retained::restate_manifest`]).
+//! Nothing goes in one, or is read from one, but as the archive keeps it at rest
+//! ([`Manifest::at_rest`]). An archive from before it has one appended to each copy
+//! (migration 47).
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -364,23 +368,43 @@ impl Retained {
     /// byte for byte) as the copy that is to replace the one at `path`, beside it
     /// ([`Retained::scrub_path`]), frame by frame as they come, synced to disk. Returns its
     /// length. A line that cannot be read leaves nothing written. Nothing takes the copy's
-    /// place until [`Retained::swap_in`].
+    /// place until [`Retained::swap_in`]. The copy's manifests go with it, each as the archive
+    /// keeps it at rest ([`Manifest::at_rest`]).
     pub fn write_scrubbed(
         &self,
         path: &Path,
+        lines: impl IntoIterator<Item = Result<RetainedLine>>,
+    ) -> Result<u64> {
+        self.write_scrubbed_with(path, None, lines)
+    }
+
+    /// [`Retained::write_scrubbed`], the copy's manifests (when it holds any) replaced by one
+    /// from `rows` (what the archive's rows say of the source now, [`restated`]): a rewrite
+    /// never carries a manifest whose path or facts the rows have since redacted.
+    pub fn write_scrubbed_with(
+        &self,
+        path: &Path,
+        rows: Option<&Manifest>,
         lines: impl IntoIterator<Item = Result<RetainedLine>>,
     ) -> Result<u64> {
         let tmp = Retained::scrub_path(path);
         if let Some(dir) = tmp.parent() {
             crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
         }
-        // The copy's manifest goes with it (the rewrite holds its lines again, and no more).
+        // The copy's manifest goes with it (the rewrite holds its lines again, and no more),
+        // never as it was written: a build whose rules missed a secret wrote it.
         let manifests: Vec<Vec<u8>> = fs::read(path)
             .map(|raw| {
-                manifest_payloads(&raw)
-                    .into_iter()
-                    .map(|p| skippable(MANIFEST_FRAME_MAGIC, p))
-                    .collect()
+                let held = manifest_payloads(&raw);
+                match rows {
+                    Some(rows) if !held.is_empty() => {
+                        vec![Retained::manifest_frame(&restated(&held, rows))]
+                    }
+                    _ => held
+                        .into_iter()
+                        .map(|p| skippable(MANIFEST_FRAME_MAGIC, &kept_payload(p)))
+                        .collect(),
+                }
             })
             .unwrap_or_default();
         let mut file = crate::private::open_options()
@@ -682,6 +706,97 @@ impl Manifest {
         }
         None
     }
+
+    /// The manifest holding only what the archive keeps at rest: its path and working
+    /// directory kept part by part as `sources.path` is ([`crate::archive::store::at_rest`]),
+    /// the facts a parser may read beside a transcript as `sessions` keeps them, every other
+    /// field without what today's rules find definite. Every manifest written goes through
+    /// here, and every one read: one an older build wrote before today's rules saw a secret in
+    /// its path, or one a person forged, gives a rebuild no secret to store, and none is
+    /// written again. Redacting twice changes nothing more.
+    pub fn at_rest(&self) -> Manifest {
+        let redactor = crate::archive::redact::Redactor::global();
+        let definite = |t: &str| redactor.redact_definite(t).into_owned();
+        let maybe = |t: &Option<String>| t.as_deref().map(definite);
+        let fact = |field: &str, t: &Option<String>| {
+            t.as_deref()
+                .map(|t| crate::archive::store::kept_fact(field, t).unwrap_or_else(|| definite(t)))
+        };
+        let s = &self.session;
+        Manifest {
+            format: self.format,
+            agent: definite(&self.agent),
+            source_key: definite(&self.source_key),
+            path: crate::archive::store::at_rest(&self.path).into_owned(),
+            role: definite(&self.role),
+            kind: definite(&self.kind),
+            session: ManifestSession {
+                key: definite(&s.key),
+                id: maybe(&s.id),
+                parent_key: maybe(&s.parent_key),
+                relation: maybe(&s.relation),
+                agent_id: maybe(&s.agent_id),
+                cwd: fact("cwd", &s.cwd),
+                title: fact("title", &s.title),
+                model: fact("model", &s.model),
+                git_branch: fact("git_branch", &s.git_branch),
+                provider: fact("provider", &s.provider),
+                tool_version: fact("tool_version", &s.tool_version),
+                started_at: maybe(&s.started_at),
+                updated_at: maybe(&s.updated_at),
+                cumulative_usage: maybe(&s.cumulative_usage),
+            },
+            first_read: definite(&self.first_read),
+            session_row: self.session_row,
+        }
+    }
+
+    /// Whether a copy holding this manifest should hold `rows`' instead: it holds what today's
+    /// rules redact, or names another agent, source or path than the rows do now (a reindex
+    /// kept the path sealed, and the copies took the sealed path's key). The rows are taken
+    /// at rest too, as their manifest is written: a path the rows keep as found (another
+    /// source has its sealed form) does not make the copy stale at every reindex.
+    fn stale_against(&self, rows: &Manifest) -> bool {
+        let rows = rows.at_rest();
+        (&self.agent, &self.source_key, &self.path) != (&rows.agent, &rows.source_key, &rows.path)
+            || self.at_rest() != *self
+    }
+}
+
+/// The manifest a copy holding the manifests `held` is to hold instead, from `rows` (what the
+/// archive's rows say of its source now): when the copy's first source manifest reads, the
+/// time it gives of the first read and the session row it gives are kept (they said where the
+/// source began, which the rows say only approximately).
+fn restated(held: &[&[u8]], rows: &Manifest) -> Manifest {
+    let first = held
+        .iter()
+        .find_map(|p| serde_json::from_slice::<Manifest>(p).ok());
+    let mut out = rows.clone();
+    if let Some(first) = first {
+        out.first_read = first.first_read;
+        out.session_row = first.session_row.or(rows.session_row);
+    }
+    out.at_rest()
+}
+
+/// A manifest frame's payload as a rewrite carries it over: a manifest at rest
+/// ([`Manifest::at_rest`]), or what does not read as one with what the rules find redacted.
+fn kept_payload(payload: &[u8]) -> Vec<u8> {
+    match serde_json::from_slice::<Manifest>(payload) {
+        Ok(m) => manifest_payload(&m),
+        Err(_) => {
+            let text = String::from_utf8_lossy(payload);
+            crate::archive::redact::Redactor::global()
+                .redact_line(&text, &mut Vec::new())
+                .into_owned()
+                .into_bytes()
+        }
+    }
+}
+
+/// The payload of `manifest`'s frame: the manifest at rest, as JSON.
+fn manifest_payload(manifest: &Manifest) -> Vec<u8> {
+    serde_json::to_vec(&manifest.at_rest()).unwrap_or_default()
 }
 
 /// A path as every platform writes an absolute one.
@@ -775,16 +890,18 @@ fn manifest_payloads(raw: &[u8]) -> Vec<&[u8]> {
 impl Retained {
     /// The skippable frame describing a source, which the capture writer puts first in a new
     /// source's copy ([`Manifest`]): `zstdcat` passes over it, a read of the lines too.
+    /// The manifest goes in at rest ([`Manifest::at_rest`]), whoever made it.
     pub fn manifest_frame(manifest: &Manifest) -> Vec<u8> {
-        skippable(
-            MANIFEST_FRAME_MAGIC,
-            &serde_json::to_vec(manifest).unwrap_or_default(),
-        )
+        skippable(MANIFEST_FRAME_MAGIC, &manifest_payload(manifest))
     }
 
     /// Append `manifest` to the copy at `path`, whose committed length is `committed` (0: all
-    /// of it), unless its last manifest says the same: migration 47's description of a source
-    /// an older build retained. Returns the copy's length when it grew.
+    /// of it, up to a frame cut off), unless its last manifest says the same: migration 47's
+    /// description of a source an older build retained. Returns the copy's length when it
+    /// grew. Appended where the copy's committed frames end, as a capture's batch is: bytes
+    /// after them (a batch never committed, a frame a crash cut off) are cut first, so none
+    /// is ever counted in the copy's length. A copy whose committed bytes end inside a frame
+    /// (damaged) is refused, named, and left as it is.
     pub fn describe(
         &self,
         path: &Path,
@@ -795,13 +912,33 @@ impl Retained {
             path: path.to_owned(),
             source,
         })?;
-        let committed = if committed == 0 {
-            raw.len() as u64
-        } else {
-            committed.min(raw.len() as u64)
+        let committed = match committed {
+            0 => whole_frames(&raw),
+            n if n > raw.len() as u64 => {
+                return Err(corrupt(
+                    path,
+                    &format!(
+                        "{} bytes, shorter than the archive recorded ({n})",
+                        raw.len()
+                    ),
+                ));
+            }
+            n => {
+                let whole = whole_frames(&raw[..n as usize]);
+                if whole < n {
+                    return Err(corrupt(
+                        path,
+                        &format!(
+                            "its committed bytes end inside a frame (at byte {whole} of {n}): \
+                             no manifest appended"
+                        ),
+                    ));
+                }
+                n
+            }
         };
         let held = &raw[..committed as usize];
-        let same = serde_json::to_vec(manifest).unwrap_or_default();
+        let same = manifest_payload(manifest);
         if manifest_payloads(held)
             .last()
             .is_some_and(|last| *last == same.as_slice())
@@ -864,8 +1001,10 @@ impl Retained {
                     payload.len()
                 ))));
             }
-            let manifest: Manifest = match serde_json::from_slice(payload) {
-                Ok(m) => m,
+            // At rest before anything else reads it: a rebuild stores no secret an older
+            // build or a person left in it (and a key or agent redaction changes is refused).
+            let manifest = match serde_json::from_slice::<Manifest>(payload) {
+                Ok(m) => m.at_rest(),
                 Err(e) => {
                     return Ok(Some(Err(format!(
                         "its manifest is not one Cairn wrote: {e}"
@@ -943,20 +1082,96 @@ impl Retained {
             path: path.to_owned(),
             source,
         })?;
+        Ok(whole_frames(&raw))
+    }
+
+    /// The copy at `path` (its committed bytes: `committed`, 0 for all of its whole frames) as
+    /// it is to be written again so that its manifests say what `rows` say of its source now
+    /// (the archive's rows after a reindex redacted them): `None` when it holds no manifest,
+    /// or none that is stale ([`Manifest::stale_against`]). The new copy opens with the one
+    /// manifest [`restated`] makes, then every other frame of the copy, byte for byte.
+    /// Committed bytes that end inside a frame (damage) are refused, the copy left as it is.
+    pub fn restate_manifest(
+        &self,
+        path: &Path,
+        committed: u64,
+        rows: &Manifest,
+    ) -> Result<Option<Vec<u8>>> {
+        let raw = fs::read(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let end = if committed == 0 {
+            whole_frames(&raw)
+        } else {
+            committed.min(raw.len() as u64)
+        };
+        let held = &raw[..end as usize];
+        if whole_frames(held) < end {
+            return Err(corrupt(path, "its committed bytes end inside a frame"));
+        }
+        let payloads = manifest_payloads(held);
+        let stale = payloads
+            .iter()
+            .any(|p| serde_json::from_slice::<Manifest>(p).map_or(true, |m| m.stale_against(rows)));
+        if !stale {
+            return Ok(None);
+        }
+        let mut out = Retained::manifest_frame(&restated(&payloads, rows));
         let mut pos = 0usize;
-        while pos < raw.len() {
-            let rest = &raw[pos..];
+        while pos < held.len() {
+            let rest = &held[pos..];
             let len = match skippable_len(rest) {
-                Some(len) => len,
-                None => match zstd::zstd_safe::find_frame_compressed_size(rest) {
-                    Ok(n) if n > 0 && n <= rest.len() => n,
-                    _ => break,
-                },
+                Some(len) => {
+                    if rest[..4] == MANIFEST_FRAME_MAGIC.to_le_bytes() {
+                        pos += len;
+                        continue;
+                    }
+                    len
+                }
+                None => zstd::zstd_safe::find_frame_compressed_size(rest)
+                    .map_err(|_| corrupt(path, "damaged zstd frame"))?,
             };
+            out.extend_from_slice(&rest[..len]);
             pos += len;
         }
-        Ok(pos as u64)
+        Ok(Some(out))
     }
+
+    /// Write `bytes` as the copy that is to replace the one at `path`, beside it
+    /// ([`Retained::scrub_path`]), synced to disk, as [`Retained::write_scrubbed`] does.
+    /// Returns its length.
+    pub fn write_beside(&self, path: &Path, bytes: &[u8]) -> Result<u64> {
+        let tmp = Retained::scrub_path(path);
+        let written = crate::private::open_options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(self.write_err(&tmp, e));
+        }
+        Ok(bytes.len() as u64)
+    }
+}
+
+/// How many bytes at the start of `raw` are whole frames (up to a frame cut off).
+fn whole_frames(raw: &[u8]) -> u64 {
+    let mut pos = 0usize;
+    while pos < raw.len() {
+        let rest = &raw[pos..];
+        let len = match skippable_len(rest) {
+            Some(len) => len,
+            None => match zstd::zstd_safe::find_frame_compressed_size(rest) {
+                Ok(n) if n > 0 && n <= rest.len() => n,
+                _ => break,
+            },
+        };
+        pos += len;
+    }
+    pos as u64
 }
 
 /// The source key and generation a copy's file name `<key>.g<n>.jsonl.zst` gives.

@@ -244,6 +244,14 @@ impl Cairn {
         // Text the rooms stored from transcripts and model answers, redacted again as well.
         let (entries, reports, any) = redact_stored(&mut store, self.data_dir(), req.dry_run, &now)
             .map_err(|e| store.err(e))?;
+        // The copies' manifests follow the rows: one that holds what the rows no longer hold
+        // (a path kept sealed, a fact redacted, now or by an earlier reindex) is written
+        // again from them, under the capture lock as a session's rewrite is.
+        if !req.dry_run {
+            let held = lock.lock_telling(progress)?;
+            self.restate_manifests(&mut store, &touched.sessions)?;
+            drop(held);
+        }
         let pulled = self.redact_pulled(req.dry_run)?;
         report.pulled_files_redacted = pulled;
         report.recall_entries_redacted = entries;
@@ -318,16 +326,111 @@ impl Cairn {
     }
 
     /// Write each copy that holds lines today's rules redact further again, beside the old
-    /// one, listed first as a rewrite not yet ready. Returns their lengths.
+    /// one, listed first as a rewrite not yet ready, its manifest made again from the rows.
+    /// Returns their lengths.
     fn write_scrubbed(&self, store: &Store, reread: &reindex::Reread) -> Result<Vec<u64>> {
         let retained = archive::retain::Retained::new(&self.data_dir);
         let mut lengths = Vec::with_capacity(reread.scrubs.len());
         for scrub in &reread.scrubs {
+            let rows = archive::rebuild::source_by_rows(store.conn(), scrub.source_id)
+                .map_err(|e| store.err(e))?;
             archive::swaps::begin(store.conn(), scrub.source_id, scrub.generation)
                 .map_err(|e| store.err(e))?;
-            lengths.push(retained.write_scrubbed(&scrub.copy, scrub.lines(&retained)?)?);
+            lengths.push(retained.write_scrubbed_with(
+                &scrub.copy,
+                rows.as_ref().map(|r| &r.manifest),
+                scrub.lines(&retained)?,
+            )?);
         }
         Ok(lengths)
+    }
+
+    /// After the rows were redacted again ([`redact_stored`]): each copy of a source whose
+    /// manifest is stale (it holds what today's rules redact, or another path or key than the
+    /// rows now give) written again with the manifest its rows make, through the same swap as
+    /// a rewritten copy (listed, written beside, made ready with the copy's new length in one
+    /// transaction, then put in place). The sources looked at: those of the sessions read
+    /// again (`sessions`), and every source whose rows hold a redaction marker (what a reindex
+    /// redacted, now or before manifests followed the rows), so the copies of an archive
+    /// whose rows are clean are not all read. A copy that cannot be read or written is
+    /// logged and left for the next reindex. Returns how many copies were written again.
+    fn restate_manifests(&self, store: &mut Store, sessions: &[i64]) -> Result<u64> {
+        let conn = store.conn();
+        let e = |err| store.err(err);
+        let mut sources = std::collections::BTreeSet::new();
+        {
+            let mut marked = conn
+                .prepare(
+                    "SELECT src.id FROM sources src JOIN sessions s ON s.id = src.session_id
+                     WHERE src.path || '|' || COALESCE(s.cwd, '') || '|' || COALESCE(s.title, '')
+                           || '|' || COALESCE(s.model, '') || '|' || COALESCE(s.git_branch, '')
+                           || '|' || COALESCE(s.provider, '') || '|'
+                           || COALESCE(s.tool_version, '') LIKE '%[REDACTED:%'",
+                )
+                .map_err(e)?;
+            let found = marked
+                .query_map([], |r| r.get::<_, i64>(0))
+                .map_err(e)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(e)?;
+            sources.extend(found);
+            let mut of_session = conn
+                .prepare("SELECT id FROM sources WHERE session_id = ?1")
+                .map_err(e)?;
+            for session in sessions {
+                let found = of_session
+                    .query_map([session], |r| r.get::<_, i64>(0))
+                    .map_err(e)?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(e)?;
+                sources.extend(found);
+            }
+        }
+        let retained = archive::retain::Retained::new(&self.data_dir);
+        // `(source, generation, new length when it is the current generation's)`.
+        let mut written = Vec::new();
+        for source in sources {
+            let Some(rows) = archive::rebuild::source_by_rows(conn, source).map_err(e)? else {
+                continue;
+            };
+            for generation in 0..=rows.generation {
+                let copy = retained.path(rows.agent, &rows.manifest.source_key, generation);
+                if !copy.exists() {
+                    continue;
+                }
+                let current = generation == rows.generation;
+                // Only the current generation's length is recorded; an older one is read whole.
+                let committed = if current { rows.committed } else { 0 };
+                let bytes = match retained.restate_manifest(&copy, committed, &rows.manifest) {
+                    Ok(Some(bytes)) => bytes,
+                    Ok(None) => continue,
+                    Err(err) => {
+                        tracing::warn!(copy = %copy.display(), error = %err,
+                            "retained copy's manifest not written again");
+                        continue;
+                    }
+                };
+                archive::swaps::begin(conn, source, generation).map_err(e)?;
+                match retained.write_beside(&copy, &bytes) {
+                    Ok(len) => written.push((source, generation, current.then_some(len))),
+                    Err(err) => tracing::warn!(copy = %copy.display(), error = %err,
+                        "retained copy's manifest not written again"),
+                }
+            }
+        }
+        if !written.is_empty() {
+            let path = store.path().to_owned();
+            let db = crate::store::err_at(&path);
+            let tx = store.conn_mut().transaction().map_err(db)?;
+            for (source, generation, len) in &written {
+                archive::swaps::ready(&tx, *source, *generation, *len).map_err(db)?;
+            }
+            tx.commit().map_err(db)?;
+        }
+        // What was listed but not made ready (a write that failed) is removed with its file.
+        archive::swaps::abandon(store.conn(), &self.data_dir)?;
+        archive::swaps::finish(store.conn_mut(), &self.data_dir)?;
+        Ok(written.len() as u64)
     }
 
     /// The rebuild's transaction: the session's records replaced, each room bringing its rows

@@ -136,7 +136,7 @@ fn redact_session_facts_in(conn: &Connection) -> rusqlite::Result<usize> {
 /// part by part as a source's path is kept (`archive::store::at_rest`: a random-looking temp
 /// folder glued to the next is no secret), any other fact as capture redacts it under that key
 /// of a transcript's JSON. `None` when it stays as it is.
-fn kept_fact(field: &str, value: &str) -> Option<String> {
+pub(crate) fn kept_fact(field: &str, value: &str) -> Option<String> {
     if matches!(field, "cwd" | "project") {
         return match super::at_rest(value) {
             std::borrow::Cow::Owned(kept) => Some(kept),
