@@ -375,3 +375,68 @@ fn hooks_install_runs_the_brief_at_session_start_and_no_memory_takes_it_off() {
     );
     assert!(hook(&env.json(&["doctor"])).contains("memory at session start is off"));
 }
+
+/// A reviewer narrows an entry to its branch (`recall review --edit ID --scope branch`):
+/// extraction writes every entry for the whole project, and a note true only on one branch was
+/// packed into every other branch's brief. An entry with no branch cannot be narrowed to one.
+#[test]
+fn a_reviewer_narrows_an_entry_to_its_branch() {
+    let (env, repo) = setup();
+    let other = env.root.path().join("projects/shop-search");
+    std::fs::create_dir_all(&other).unwrap();
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feat/search",
+            other.to_str().unwrap(),
+        ],
+    );
+    let brief = |cwd: &Path| injected(&session_start(&env, "claude", cwd));
+    assert!(brief(&other).contains("Cart totals are computed in cents"));
+
+    let edited = env.json(&[
+        "recall",
+        "review",
+        "--edit",
+        "cart-total",
+        "--scope",
+        "branch",
+        "--type",
+        "warning",
+    ]);
+    assert!(edited.to_string().contains("cart-total"), "{edited}");
+    let shown = env.json(&["recall", "get", "cart-total"]);
+    assert_eq!(shown["scope"], "branch", "{shown}");
+    assert_eq!(shown["type"], "warning", "{shown}");
+    assert!(!brief(&other).contains("Cart totals are computed in cents"));
+    assert!(brief(&repo).contains("Cart totals are computed in cents"));
+
+    // No branch known: refused, nothing changed.
+    let db = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    db.execute(
+        "UPDATE recall_entries SET git_branch = '' WHERE id = 'repo-wide'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let out = env.run(&[
+        "recall",
+        "review",
+        "--edit",
+        "repo-wide",
+        "--scope",
+        "branch",
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no branch is known for it"), "{err}");
+    assert_eq!(
+        env.json(&["recall", "get", "repo-wide"])["scope"],
+        "repository"
+    );
+}

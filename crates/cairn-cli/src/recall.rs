@@ -139,6 +139,13 @@ pub enum RecallCommand {
         /// The new trigger: when the entry applies (with --edit).
         #[arg(long, requires = "edit")]
         trigger: Option<String>,
+        /// The new type (with --edit).
+        #[arg(long = "type", requires = "edit", value_parser = one_of(EntryType::NAMES, EntryType::parse))]
+        entry_type: Option<EntryType>,
+        /// The new scope (with --edit): `branch` serves it only on the branch its session ran
+        /// on, `project` in its repository, `global` everywhere.
+        #[arg(long, requires = "edit", value_parser = one_of(Scope::NAMES, Scope::parse))]
+        scope: Option<Scope>,
         /// Supersede an older entry with the one given by --with.
         #[arg(long, value_name = "OLD", requires = "with")]
         supersede: Option<String>,
@@ -507,6 +514,8 @@ pub fn run(
             title,
             body,
             trigger,
+            entry_type,
+            scope,
             supersede,
             with,
             merge,
@@ -528,8 +537,8 @@ pub fn run(
                     title,
                     body,
                     trigger,
-                    entry_type: None,
-                    scope: None,
+                    entry_type,
+                    scope,
                 };
                 let e = cairn.recall_accept(&id, Some(&ed))?;
                 changed.push(ReviewChange::accepted(&e, true));

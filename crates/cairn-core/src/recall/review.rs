@@ -504,6 +504,13 @@ fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Resul
             entry.id
         )));
     }
+    // A branch scope is the entry's own branch: without one it would apply nowhere.
+    if edit.scope == Some(Scope::Branch) && entry.git_branch.trim().is_empty() {
+        return Err(Error::Invalid(format!(
+            "recall entry {}: no branch is known for it (its session ran on none), so a branch scope would apply nowhere; keep scope project",
+            entry.id
+        )));
+    }
     conn.prepare_cached(
         "UPDATE recall_entries SET title = ?2, body = ?3, trigger = ?4, type = ?5, scope = ?6, updated_at = ?7
          WHERE id = ?1",
