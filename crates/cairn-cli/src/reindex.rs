@@ -27,10 +27,11 @@ pub struct ReindexArgs {
     #[arg(long)]
     dry_run: bool,
     /// Build a new archive database from the retained copies alone, for a cairn.db that is
-    /// damaged or lost (stop the app and running syncs first). The old database is moved
-    /// aside, never deleted; forget tombstones and a person's links are carried over from it
-    /// where it still reads. Every session whose copy is kept comes back, those whose
-    /// transcript is gone too.
+    /// damaged or lost. The old database is moved aside, never deleted; forget tombstones and
+    /// a person's links are carried over from it where it still reads. Every session whose
+    /// copy is kept comes back, those whose transcript is gone too. Captures wait for it (a
+    /// sync under way stops and says to run it again); the app and MCP servers go on with the
+    /// new database. A forget or link made while it runs may be missing from the new one.
     #[arg(long, conflicts_with_all = ["session", "agent", "outdated", "dry_run"])]
     pub from_copies: bool,
     /// With --from-copies: rebuild even when cairn.db is healthy (doctor finds nothing wrong

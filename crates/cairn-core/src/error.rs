@@ -105,6 +105,14 @@ pub enum Error {
         dir: PathBuf,
         path: PathBuf,
     },
+    /// The archive's database was rebuilt (`cairn reindex --from-copies`) by another process
+    /// while this one had it open: the file this one holds is the old one, moved aside, and
+    /// what it was about to write was not written there (nor anywhere).
+    #[error(
+        "the archive in {} was rebuilt by another process (cairn reindex --from-copies) while this one had it open; this change was not stored",
+        dir.display()
+    )]
+    Rebuilt { dir: PathBuf },
     /// A file Cairn wrote does not read back as it should.
     #[error("{}: {what}", path.display())]
     Corrupt { path: PathBuf, what: String },
@@ -184,6 +192,7 @@ impl Error {
             Error::NotFound(_) => ErrorKind::NotFound,
             Error::ReadOnly { .. } => ErrorKind::ReadOnly,
             Error::Locked { .. } => ErrorKind::Locked,
+            Error::Rebuilt { .. } => ErrorKind::Conflict,
             Error::Corrupt { .. } => ErrorKind::Corrupt,
             Error::HookRefused { .. } | Error::Refused(_) => ErrorKind::Refused,
             Error::Team { kind, .. } => *kind,
@@ -198,6 +207,9 @@ impl Error {
                 Some("pass --data-dir or set CAIRN_DATA_DIR to a directory you can write".into())
             }
             Error::Locked { .. } => Some("wait for it to finish, then try again".into()),
+            Error::Rebuilt { .. } => {
+                Some("run the command again: it opens the rebuilt archive".into())
+            }
             Error::NoHome => Some("set HOME to your home directory".into()),
             Error::Read { path, source } | Error::Write { path, source }
                 if source.kind() == std::io::ErrorKind::PermissionDenied =>

@@ -9,6 +9,13 @@
 //! refused rather than guessed at.
 //!
 //! Each room keeps the SQL of its own tables in its own `store.rs`; this floor holds none.
+//!
+//! A connection stays on the file it opened, whatever later takes its name: a rebuild
+//! (`cairn reindex --from-copies`) renames a new database over `cairn.db`, and a process that
+//! had the old one open would go on writing into the file moved aside. So a store knows which
+//! file it opened ([`Opened`]), every write transaction checks that the name still leads to it
+//! before it commits (a commit hook: one `stat` per commit, refused as [`Error::Rebuilt`]), and
+//! a long-lived process opens the new file in its place ([`Store::reopened`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -55,6 +62,77 @@ pub const DB_FILE: &str = "cairn.db";
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    opened: Opened,
+}
+
+/// A file's identity on its file system: device and inode.
+type FileId = (u64, u64);
+
+/// The file `path` names now (`None` when nothing is there, or where the platform gives no
+/// such number: on Windows SQLite opens the database without letting it be renamed, so a
+/// swap cannot happen under an open connection there).
+#[cfg(unix)]
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_path: &Path) -> Option<FileId> {
+    None
+}
+
+/// Which file a connection opened, to tell when its name leads elsewhere: the database was
+/// rebuilt and swapped in by another process ([`crate::store::finish_swap`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Opened {
+    path: PathBuf,
+    /// `None` for a database in memory, and where files have no identity to compare.
+    id: Option<FileId>,
+}
+
+impl Opened {
+    /// True when `path` no longer names the file opened (another is in its place, or none).
+    pub(crate) fn moved(&self) -> bool {
+        self.id.is_some() && file_id(&self.path) != self.id
+    }
+
+    /// [`Error::Rebuilt`] when the file opened is no longer the archive's: what it was about to
+    /// do must not be done there. Sound only while the rebuild cannot swap meanwhile: under the
+    /// capture lock, which a rebuild holds across its swap.
+    pub(crate) fn still_current(&self) -> Result<()> {
+        if self.moved() {
+            return Err(Error::Rebuilt {
+                dir: self.path.parent().unwrap_or(&self.path).to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Open `path` with `open`, knowing which file the connection has: SQLite opens the file
+/// itself, so the name is looked at before and after, and an open a swap came between is
+/// made again. After three such (a swap is rare, and never three in a row), the connection is
+/// kept without an identity and nothing is refused for it, as before this check existed.
+fn open_known(
+    path: &Path,
+    open: impl Fn() -> rusqlite::Result<Connection>,
+) -> Result<(Connection, Opened)> {
+    let mut tries = 0;
+    loop {
+        let before = file_id(path);
+        let conn = open().map_err(|e| db_err(path, e))?;
+        let after = file_id(path);
+        tries += 1;
+        if before == after || tries == 3 {
+            let id = if before == after { after } else { None };
+            let opened = Opened {
+                path: path.to_owned(),
+                id,
+            };
+            return Ok((conn, opened));
+        }
+    }
 }
 
 impl Store {
@@ -82,10 +160,15 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(Error::write_in(path.parent().unwrap_or(path), path, e)),
         }
-        let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
+        let (mut conn, opened) = open_known(path, || Connection::open(path))?;
+        // Every commit, the migrations' too, refuses to land in a file moved aside.
+        let check = opened.clone();
+        conn.commit_hook(Some(move || check.moved()))
+            .map_err(|e| db_err(path, e))?;
         let mut store = Store {
             conn,
             path: path.to_owned(),
+            opened,
         };
         store.configure(false)?;
         store.conn.set_prepared_statement_cache_capacity(64);
@@ -108,6 +191,10 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_owned(),
+            opened: Opened {
+                path: path.to_owned(),
+                id: None,
+            },
         };
         store.configure(false)?;
         store.migrate(schema)?;
@@ -137,15 +224,17 @@ impl Store {
         busy: Duration,
     ) -> Result<Store> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = if immutable {
-            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
-        } else {
-            Connection::open_with_flags(path, flags)
-        }
-        .map_err(|e| db_err(path, e))?;
+        let (conn, opened) = open_known(path, || {
+            if immutable {
+                Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+            } else {
+                Connection::open_with_flags(path, flags)
+            }
+        })?;
         let store = Store {
             conn,
             path: path.to_owned(),
+            opened,
         };
         store.configure(true)?;
         store.conn.busy_timeout(busy).map_err(|e| store.err(e))?;
@@ -162,6 +251,57 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Which file this connection opened ([`Opened::still_current`] checks it is still the
+    /// archive's), for code that holds it while the store is borrowed elsewhere.
+    pub(crate) fn opened(&self) -> Opened {
+        self.opened.clone()
+    }
+
+    /// True when this connection's file is no longer the one its path names: the database was
+    /// rebuilt and swapped in by another process. Reads here see the old archive, and every
+    /// commit is refused ([`Error::Rebuilt`]); [`Store::reopened`] opens the new one.
+    pub(crate) fn moved(&self) -> bool {
+        self.opened.moved()
+    }
+
+    /// [`Opened::still_current`] for this connection.
+    pub(crate) fn still_current(&self) -> Result<()> {
+        self.opened.still_current()
+    }
+
+    /// A connection to the file the path names now, opened as this one was (writable, or
+    /// read-only) and set as this one is (`query_only`, the memory map, the page cache, the
+    /// busy timeout): what a long-lived process (the desktop app, `cairn mcp`) puts in place of a
+    /// connection left on a database a rebuild moved aside.
+    pub(crate) fn reopened(&self) -> Result<Store> {
+        let setting = |name: &str| -> Result<i64> {
+            self.conn
+                .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                .map_err(|e| self.err(e))
+        };
+        let query_only = setting("query_only")?;
+        let mmap = setting("mmap_size")?;
+        let cache = setting("cache_size")?;
+        let busy = setting("busy_timeout")?;
+        let read_only = self
+            .conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(|e| self.err(e))?;
+        let fresh = if read_only {
+            Store::open_read_only_waiting(&self.path, Duration::from_millis(busy.max(0) as u64))?
+        } else {
+            Store::open(&self.path)?
+        };
+        fresh
+            .conn
+            .execute_batch(&format!(
+                "PRAGMA query_only = {query_only}; PRAGMA mmap_size = {mmap};
+                 PRAGMA cache_size = {cache}; PRAGMA busy_timeout = {busy};"
+            ))
+            .map_err(|e| fresh.err(e))?;
+        Ok(fresh)
     }
 
     /// The data dir holding the database.
@@ -333,6 +473,14 @@ pub(crate) fn db_err(path: &Path, source: rusqlite::Error) -> Error {
         }
         other => other,
     };
+    if let rusqlite::Error::SqliteFailure(failure, _) = &source
+        && failure.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_COMMITHOOK
+    {
+        // The only commit hook is the one that refuses a file moved aside ([`Opened`]).
+        return Error::Rebuilt {
+            dir: path.parent().unwrap_or(path).to_owned(),
+        };
+    }
     match crate::error::NoRoom::of_db(path, &source) {
         Some(why) => Error::DiskFull {
             dir: path.parent().unwrap_or(path).to_owned(),
@@ -404,6 +552,78 @@ mod tests {
         assert!(sizes[peak] > 30 << 20, "the WAL grew to {sizes:?} only");
         let after = sizes[peak..].iter().min().unwrap();
         assert!(*after <= 10 << 20, "the WAL was never cut back: {sizes:?}");
+    }
+
+    /// A new database renamed over the one a connection has open, as a rebuild's swap does: the
+    /// connection sees it moved, its commits are refused as [`Error::Rebuilt`] (the old file
+    /// unchanged), and [`Store::reopened`] opens the new one, set as the old connection was.
+    #[test]
+    fn a_commit_into_a_database_moved_aside_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let old = Store::open(&path).unwrap();
+        old.conn()
+            .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
+            .unwrap();
+        old.conn()
+            .execute_batch(
+                "PRAGMA query_only = ON; PRAGMA mmap_size = 0; PRAGMA cache_size = -1024;",
+            )
+            .unwrap();
+        // What a rebuild does: the new database whole as `cairn.db.rebuilt`, the old one's
+        // names aside, the mark, then the swap.
+        let rebuilt = dir.path().join(REBUILT);
+        Store::open(&rebuilt)
+            .unwrap()
+            .conn()
+            .execute_batch("CREATE TABLE t (x INTEGER); PRAGMA wal_checkpoint(TRUNCATE);")
+            .unwrap();
+        for side in ["", "-wal", "-shm"] {
+            std::fs::hard_link(
+                dir.path().join(format!("{DB_FILE}{side}")),
+                dir.path().join(format!("aside{side}")),
+            )
+            .unwrap();
+        }
+        assert!(!old.moved());
+        std::fs::write(dir.path().join(SWAP_MARK), "aside").unwrap();
+        finish_swap(dir.path()).unwrap();
+        assert!(old.moved());
+
+        old.conn()
+            .execute_batch("PRAGMA query_only = OFF;")
+            .unwrap();
+        let e = old
+            .conn()
+            .execute("INSERT INTO t VALUES (2)", [])
+            .unwrap_err();
+        let e = db_err(&path, e);
+        assert!(matches!(e, Error::Rebuilt { .. }), "{e:?}");
+        assert!(old.still_current().is_err());
+        old.conn().execute_batch("PRAGMA query_only = ON;").unwrap();
+        let rows = |conn: &Connection| -> i64 {
+            conn.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(rows(old.conn()), 1);
+
+        let fresh = old.reopened().unwrap();
+        assert!(!fresh.moved());
+        assert_eq!(rows(fresh.conn()), 0);
+        let setting = |name: &str| -> i64 {
+            fresh
+                .conn()
+                .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(
+            (
+                setting("query_only"),
+                setting("mmap_size"),
+                setting("cache_size")
+            ),
+            (1, 0, -1024)
+        );
     }
 
     /// An error from a bare connection names the database file it has open, never a made-up

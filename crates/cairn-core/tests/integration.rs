@@ -46,6 +46,7 @@ mod insights;
 mod manifest_privacy;
 mod private;
 mod rebuild;
+mod rebuild_live;
 mod recall;
 mod recall_questions;
 mod recall_same_name;

@@ -6,7 +6,9 @@
 //! [`bound`] — every string cleaned and redacted, every list cut to a byte budget with a cursor
 //! for more. Reads use a connection that refuses writes ([`Cairn::open_for_agents`]); a
 //! proposal, feedback and the ledger of the agent's Recall queries go through one writer,
-//! opened on first use.
+//! opened on first use. A rebuild of the archive by another process (`cairn reindex
+//! --from-copies`) needs no restart: reads open the new database at the next call
+//! (`Cairn`'s shared connection does), and the writer is opened again there.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -97,7 +99,7 @@ impl Session {
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_none() {
+        if !slot.as_ref().is_some_and(AgentWriter::is_current) {
             *slot = Some(self.cairn.agent_writer()?);
         }
         match slot.as_mut() {
@@ -112,7 +114,7 @@ impl Session {
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_none() && !self.cairn.is_read_only() {
+        if !slot.as_ref().is_some_and(AgentWriter::is_current) && !self.cairn.is_read_only() {
             *slot = self.cairn.agent_writer().ok();
         }
         f(slot.as_mut())

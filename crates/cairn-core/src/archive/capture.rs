@@ -516,6 +516,12 @@ pub(crate) fn capture_files(
         Trigger::Hook => lock.lock_within(data_dir, "another capture", HOOK_LOCK_WAIT)?,
         Trigger::Sync | Trigger::Reindex => lock.lock()?,
     };
+    // A rebuild swapped a new database in while this one waited for the lock (it holds the
+    // lock across its swap): nothing has been read from this connection yet, so the capture
+    // carries on in the new one.
+    if store.moved() {
+        *store = store.reopened()?;
+    }
     let mut tally = Tally::default();
     let kept = super::forget::not_forgotten(store.conn(), files).map_err(|e| store.err(e))?;
     for file in &kept {
@@ -667,6 +673,10 @@ pub fn capture_many(
         // own: the writer bounds the sync's wall time, the other cores do not.
         let (done_tx, done_rx) = mpsc::sync_channel::<Vec<(usize, Box<Batch>)>>(2);
         scope.spawn(move || done_rx.into_iter().for_each(drop));
+        // Checked under the lock before each group (a rebuild holds it across its swap): the
+        // positions and sessions this sync read are the old database's, so a swap meanwhile
+        // ends it with [`Error::Rebuilt`] before anything is written, and it is run again.
+        let opened = store.opened();
         let mut writer = Writer::new(store, data_dir, trigger);
         let mut skip: HashSet<usize> = HashSet::new();
         // Group commit: take what the readers have queued (up to GROUP_BYTES of input) and
@@ -708,9 +718,10 @@ pub fn capture_many(
                 continue;
             }
             let batches: Vec<&Batch> = group.iter().map(|(_, b)| b.as_ref()).collect();
-            let committed = lock
-                .lock_telling(progress)
-                .and_then(|_guard| writer.commit_group(&batches));
+            let committed = lock.lock_telling(progress).and_then(|_guard| {
+                opened.still_current()?;
+                writer.commit_group(&batches)
+            });
             match committed {
                 Ok(results) => {
                     for ((i, batch), result) in group.iter().zip(results) {
@@ -734,6 +745,7 @@ pub fn capture_many(
     }
     if !retry.is_empty() {
         let _guard = lock.lock_telling(progress)?;
+        store.still_current()?;
         for file in &retry {
             capture_one_locked(store, data_dir, file, trigger, &mut tally)?;
         }

@@ -16,6 +16,14 @@ pub struct AgentWriter {
     store: Store,
 }
 
+impl AgentWriter {
+    /// False once a rebuild in another process has swapped a new database in since this writer
+    /// opened: its commits are refused from then on; open another ([`Cairn::agent_writer`]).
+    pub fn is_current(&self) -> bool {
+        !self.store.moved()
+    }
+}
+
 impl Cairn {
     /// Open the archive for an agent session: migrated like any open, then the shared
     /// connection refuses every write (`PRAGMA query_only`), so nothing a read tool does can

@@ -198,11 +198,27 @@ impl Cairn {
         self.read_only
     }
 
+    /// The shared connection, on the archive's database as it is now: when a rebuild in another
+    /// process (`cairn reindex --from-copies`) has swapped a new `cairn.db` in since it was
+    /// opened, it is first opened again there, set as it was ([`Store::reopened`]), so a
+    /// long-lived process (the desktop app, `cairn mcp`) reads and writes the new database
+    /// without a restart. One `stat` per call. A write that began before the swap is refused at
+    /// its commit ([`Error::Rebuilt`]), never written into the file moved aside.
     pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock leaves SQLite consistent (transactions roll back).
-        self.store
+        let mut store = self
+            .store
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if store.moved() {
+            match store.reopened() {
+                Ok(fresh) => *store = fresh,
+                // Kept: reads show the old archive, and its commits are refused, until a later
+                // call opens the new one.
+                Err(e) => tracing::warn!("opening the rebuilt archive: {e}"),
+            }
+        }
+        store
     }
 
     /// A connection of its own for a long write (a sync, the watcher's capture), so the

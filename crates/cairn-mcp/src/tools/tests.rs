@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::*;
 
 mod damaged;
+mod rebuilt;
 mod same_name;
 
 fn git(dir: &Path, args: &[&str]) {

@@ -1,0 +1,167 @@
+//! A process that opened the archive before a rebuild (`cairn reindex --from-copies`) swapped a
+//! new `cairn.db` in: its captures and a person's writes land in the new database, or are
+//! refused and land there when run again, never in the old one moved aside; its reads show
+//! the new database. The rebuild runs here through a second handle, as another process would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use cairn_core::archive::Agent;
+use cairn_core::archive::capture::{Progress, Quiet};
+use cairn_core::archive::discover::FoundFile;
+use cairn_core::views::sessions::SessionQuery;
+use cairn_core::{Cairn, ErrorKind};
+use rusqlite::Connection;
+
+use crate::support;
+
+/// The Claude fixture sessions captured before the rebuild, and those captured after it.
+const BEFORE: [&str; 2] = ["1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "small.jsonl"];
+const AFTER: [&str; 2] = ["short.jsonl", "tool_heavy.jsonl"];
+
+/// The fixtures named in `names`, copied into `dir`, as discovery finds them.
+fn transcripts(dir: &Path, names: &[&str]) -> Vec<FoundFile> {
+    for name in names {
+        support::copy_into(&support::fixtures().join("claude").join(name), dir, name);
+    }
+    support::found(Agent::Claude, dir)
+}
+
+/// The sessions of the database file `db` (the live one, or the one moved aside).
+fn sessions_in(db: &Path) -> i64 {
+    Connection::open(db)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// The old database a rebuild moved aside in `data` (the one there is).
+fn moved_aside(data: &Path) -> PathBuf {
+    let mut aside: Vec<PathBuf> = std::fs::read_dir(data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("cairn.db.damaged-")
+                && !name.ends_with("-wal")
+                && !name.ends_with("-shm")
+        })
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    aside.remove(0)
+}
+
+/// A data dir holding [`BEFORE`], a handle opened on it, and the folder of transcripts.
+fn synced() -> (tempfile::TempDir, tempfile::TempDir, Cairn, usize) {
+    let src = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let first = Cairn::open(data.path()).unwrap();
+    let files = transcripts(src.path(), &BEFORE);
+    first.capture_paths(&files, &Quiet).unwrap();
+    let before = listed(&first);
+    assert!(before > 0);
+    (src, data, first, before)
+}
+
+/// How many sessions a read through `cairn` lists.
+fn listed(cairn: &Cairn) -> usize {
+    cairn.sessions(&SessionQuery::default()).unwrap().len()
+}
+
+/// A handle opened before the rebuild captures into the new database, and reads it.
+#[test]
+fn a_capture_after_a_rebuild_lands_in_the_new_database() {
+    let (src, data, first, before) = synced();
+    let aside_before = sessions_in(&data.path().join("cairn.db"));
+
+    Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    // The rebuilt database, read through the handle opened before it: the same sessions.
+    assert_eq!(listed(&first), before);
+
+    let files = transcripts(src.path(), &AFTER);
+    let report = first.capture_paths(&files, &Quiet).unwrap();
+    assert!(report.sessions_added >= 2, "{report:?}");
+    let live = sessions_in(&data.path().join("cairn.db"));
+    assert_eq!(live, aside_before + i64::from(report.sessions_added));
+    assert_eq!(sessions_in(&moved_aside(data.path())), aside_before);
+    // Read through the first handle: the new database, with what was captured after.
+    assert_eq!(listed(&first), before + AFTER.len());
+}
+
+/// Runs a rebuild of `data` when the capture starts: after the capture opened its connection
+/// and read the positions, before its first commit.
+struct RebuildAtStart<'a>(&'a Path);
+
+impl Progress for RebuildAtStart<'_> {
+    fn start(&self, _files: u64, _bytes: u64) {
+        Cairn::rebuild_from_copies(self.0, &Quiet).unwrap();
+    }
+}
+
+/// A capture whose database was swapped out under it writes nothing into the old one: it is
+/// refused with the kind and hint that say to run it again, and run again it lands in the new.
+#[test]
+fn a_capture_a_rebuild_overtook_is_refused_and_lands_when_run_again() {
+    let (src, data, first, before) = synced();
+    let aside_before = sessions_in(&data.path().join("cairn.db"));
+    let files = transcripts(src.path(), &AFTER);
+
+    let refused = first
+        .capture_paths(&files, &RebuildAtStart(data.path()))
+        .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Conflict, "{refused}");
+    assert!(
+        refused.to_string().contains("rebuilt by another process"),
+        "{refused}"
+    );
+    assert!(
+        refused.hint().unwrap().contains("run the command again"),
+        "{refused}"
+    );
+    let aside = moved_aside(data.path());
+    assert_eq!(
+        sessions_in(&aside),
+        aside_before,
+        "written into the old database"
+    );
+    assert_eq!(sessions_in(&data.path().join("cairn.db")), aside_before);
+
+    let report = first.capture_paths(&files, &Quiet).unwrap();
+    assert_eq!(report.sessions_added as usize, AFTER.len(), "{report:?}");
+    assert_eq!(listed(&first), before + AFTER.len());
+    assert_eq!(
+        sessions_in(&data.path().join("cairn.db")),
+        aside_before + AFTER.len() as i64
+    );
+    assert_eq!(sessions_in(&aside), aside_before);
+}
+
+/// A person's write that takes no capture lock (a forget) through a handle opened before the
+/// rebuild forgets in the new database.
+#[test]
+fn a_forget_after_a_rebuild_forgets_in_the_new_database() {
+    let (_src, data, first, before) = synced();
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    let with_id = |db: &Path| -> i64 {
+        Connection::open(db)
+            .unwrap()
+            .query_row(
+                "SELECT COUNT(*) FROM sessions WHERE session_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+
+    let req = cairn_core::ForgetRequest {
+        session: Some(id.to_owned()),
+        ..Default::default()
+    };
+    let forgotten = first.forget(&req).unwrap();
+    assert_eq!(forgotten.removed.sessions.len(), 1, "{forgotten:?}");
+    assert_eq!(with_id(&data.path().join("cairn.db")), 0);
+    assert_eq!(listed(&first), before - 1);
+    // The old database is left as the rebuild found it.
+    assert_eq!(with_id(&moved_aside(data.path())), 1);
+}
