@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cairn_core::archive::Agent;
 use cairn_core::archive::capture::SyncReport;
-use cairn_core::archive::discover::DirOrigin;
+use cairn_core::archive::discover::{self, DirAccess, DirOrigin, SourceDir};
 use cairn_core::doctor::{Check, DoctorReport, Status};
 use cairn_core::git::targets::{Target, TargetKind};
 use cairn_core::hooks::{HookInstall, HookStatus};
@@ -288,23 +288,56 @@ pub struct SourceDirStatus {
     pub path: String,
     /// Where the setting came from: `config.toml`, an environment variable, or the default.
     pub origin: DirOrigin,
+    /// Its transcripts can be read: a folder this user can list (for Aider and Crush, which
+    /// keep theirs in repositories, a history file named directly too).
     pub exists: bool,
+    /// The system refused to show it (a folder this user may not read, or one on its way):
+    /// never said of a folder that is not there.
+    pub unreadable: Option<SourceUnreadable>,
+}
+
+/// Why a source dir cannot be read, as a sync's warning and doctor's check say it.
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct SourceUnreadable {
+    /// Permission denied: the folder (or one on its way) is not this user's to read.
+    pub denied: bool,
+    /// What is lost and the fix (`sudo chown …` for a folder left owned by root), cleaned.
+    pub message: String,
+}
+
+/// `dir` as Settings shows it, given what the file system said of it (`access`).
+fn source_dir_status(dir: &SourceDir, access: &DirAccess) -> SourceDirStatus {
+    let in_repositories = matches!(dir.agent, Agent::Aider | Agent::Crush);
+    SourceDirStatus {
+        agent: dir.agent,
+        path: dir.path.display().to_string(),
+        origin: dir.origin,
+        exists: match access {
+            DirAccess::Dir => true,
+            DirAccess::File => in_repositories,
+            DirAccess::Absent | DirAccess::Unreadable(_) => false,
+        },
+        unreadable: match access {
+            DirAccess::Unreadable(why) => Some(SourceUnreadable {
+                denied: why.denied,
+                message: cairn_core::text::printable(&why.message(dir.agent, &dir.path)),
+            }),
+            _ => None,
+        },
+    }
 }
 
 fn source_dir_statuses(cairn: &Cairn) -> Vec<SourceDirStatus> {
     cairn
         .source_dirs()
         .into_iter()
-        .map(|(dir, exists)| SourceDirStatus {
-            agent: dir.agent,
-            path: dir.path.display().to_string(),
-            origin: dir.origin,
-            exists,
-        })
+        .map(|(dir, _)| source_dir_status(&dir, &discover::access(&dir.path)))
         .collect()
 }
 
-/// Where each agent's transcripts are read from, and whether those folders exist.
+/// Where each agent's transcripts are read from, and whether those folders can be read: found,
+/// not there, or refused by the system (told apart, as doctor does: an unreadable folder hides
+/// every transcript in it and is never said as missing).
 #[tauri::command]
 #[specta::specta]
 pub async fn source_dirs(backend: State<'_, Backend>) -> Result<Vec<SourceDirStatus>, ErrorReport> {
@@ -765,5 +798,53 @@ mod tests {
         cairn_in(&good);
         let found = find_cli_in(None, Some(&path_of(&[&plain, &data, &good]))).unwrap();
         assert_eq!(found.origin, format!("on PATH in {}", good.display()));
+    }
+
+    /// A folder the system will not show is said as unreadable, with doctor's fix, and never
+    /// as missing; one that is not there is missing, with nothing to fix. Built from what the
+    /// file system answers (`DirAccess`): root, which runs the tests here, reads a folder of
+    /// mode 000.
+    #[test]
+    fn an_unreadable_source_dir_is_not_said_as_missing() {
+        use cairn_core::archive::Agent;
+        use cairn_core::archive::discover::{DirAccess, DirOrigin, SourceDir, Unreadable};
+
+        use super::source_dir_status;
+
+        let dir = SourceDir {
+            agent: Agent::Claude,
+            path: PathBuf::from("/home/dev/.claude/projects"),
+            origin: DirOrigin::Default,
+        };
+        let denied = source_dir_status(
+            &dir,
+            &DirAccess::Unreadable(Unreadable {
+                blocked: PathBuf::from("/home/dev/.claude"),
+                denied: true,
+                error: "Permission denied (os error 13)".into(),
+            }),
+        );
+        assert!(!denied.exists);
+        let why = denied.unreadable.expect("unreadable, not missing");
+        assert!(why.denied);
+        assert!(
+            why.message
+                .contains("sudo chown -R $USER '/home/dev/.claude'"),
+            "{}",
+            why.message
+        );
+
+        let missing = source_dir_status(&dir, &DirAccess::Absent);
+        assert!(!missing.exists && missing.unreadable.is_none());
+        let found = source_dir_status(&dir, &DirAccess::Dir);
+        assert!(found.exists && found.unreadable.is_none());
+        // Aider's history named directly is a source; a file where Claude's folder should be
+        // is not.
+        assert!(!source_dir_status(&dir, &DirAccess::File).exists);
+        let aider = SourceDir {
+            agent: Agent::Aider,
+            ..dir
+        };
+        assert!(source_dir_status(&aider, &DirAccess::File).exists);
     }
 }

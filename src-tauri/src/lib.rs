@@ -126,6 +126,7 @@ pub fn specta_builder<R: Runtime>() -> tauri_specta::Builder<R> {
         .events(tauri_specta::collect_events![
             events::SyncProgress,
             events::ArchiveChanged,
+            events::LiveCapture,
             events::InsightProgress,
             events::OpenLink,
             events::LinkRefused,

@@ -21,32 +21,46 @@
 //! away (with its watch) makes the plan again too, so it is waited for the same way and watched
 //! again when it comes back.
 //!
+//! What goes wrong is told to the window as a [`LiveCapture`] event, never only on stderr: a
+//! capture that failed (a full disk, a database that cannot be written), a wait for the capture
+//! lock that lasts (who holds it, and that capture goes on by itself), a folder that cannot be
+//! watched. Each failure is sent as it happens (the window coalesces repeats), and the step's
+//! next success is sent once, so the window clears what it showed.
+//!
 //! Dropping the [`Watch`] drops the notify watcher (the thread holds it only weakly, for the
 //! moment it adds a folder), which closes the channel and ends the thread.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use cairn_core::archive::capture::Quiet;
+use cairn_core::archive::capture::Progress;
 use cairn_core::archive::discover::{
     FoundFile, WatchDir, WatchPlan, holds, present, transcript_of_change,
 };
 use cairn_core::archive::sources::aider;
 use cairn_core::archive::{Agent, recognise};
+use cairn_core::{ErrorKind, ErrorReport};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_specta::Event as _;
 
 use crate::backend::Backend;
-use crate::events::{ArchiveChanged, ChangeCause};
+use crate::events::{
+    ArchiveChanged, ChangeCause, LiveStep, LockHolder, after_step, bounded, live_problem,
+    waiting_problem,
+};
 
 /// A burst is over after this long without events.
 const QUIET: Duration = Duration::from_millis(400);
 /// A burst is captured at least this often while an agent keeps writing.
 const MAX_BATCH: Duration = Duration::from_secs(2);
+/// A wait for the capture lock is told to the window only when it lasts this long: an agent's
+/// hook (`cairn hook`) holds the lock for a moment at every turn, which is no problem to show.
+const WAIT_UNSAID: Duration = Duration::from_secs(3);
 
 /// A running watch. Dropping it stops watching.
 pub struct Watch {
@@ -64,7 +78,7 @@ pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<WatchDir>) -> Result<Watch
         .map_err(|e| format!("cannot watch the source dirs: {e}"))?;
     let watcher = Arc::new(Mutex::new(watcher));
     let plan = WatchPlan::new(&dirs);
-    let watching = apply(&watcher, &WatchPlan::default(), &plan);
+    let (watching, failed) = apply(&watcher, &WatchPlan::default(), &plan);
     let mut started: Vec<PathBuf> = Vec::new();
     for dir in &dirs {
         if watching.iter().any(|(p, _)| *p == dir.path) && !started.contains(&dir.path) {
@@ -72,9 +86,13 @@ pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<WatchDir>) -> Result<Watch
         }
     }
     let weak = Arc::downgrade(&watcher);
+    let told = Arc::new(Told::new(app));
+    // A new watch (Settings changed the folders) starts from what this one found: the window
+    // forgets a problem of the watch before it, or hears this one's.
+    told.tell(LiveStep::Watch, watch_problem(&failed));
     std::thread::Builder::new()
         .name("cairn-watch".into())
-        .spawn(move || debounce_loop(&app, &weak, &dirs, plan, &rx))
+        .spawn(move || debounce_loop(&told, &weak, &dirs, plan, &rx))
         .map_err(|e| format!("cannot start the watcher thread: {e}"))?;
     Ok(Watch {
         _watcher: watcher,
@@ -82,12 +100,13 @@ pub fn start<R: Runtime>(app: AppHandle<R>, dirs: Vec<WatchDir>) -> Result<Watch
     })
 }
 
-/// Move the watches from plan `from` to plan `to`; the watches added (those the system took).
+/// Move the watches from plan `from` to plan `to`; the watches added (those the system took),
+/// and why the others were not.
 fn apply(
     watcher: &Mutex<RecommendedWatcher>,
     from: &WatchPlan,
     to: &WatchPlan,
-) -> Vec<(PathBuf, bool)> {
+) -> (Vec<(PathBuf, bool)>, Vec<WatchFailure>) {
     let (dropped, added) = from.changes(to);
     let mut watcher = watcher.lock().unwrap_or_else(PoisonError::into_inner);
     for path in dropped {
@@ -95,6 +114,7 @@ fn apply(
         let _ = watcher.unwatch(&path);
     }
     let mut watching = Vec::new();
+    let mut failed = Vec::new();
     for (path, recursive) in added {
         let mode = if recursive {
             RecursiveMode::Recursive
@@ -103,18 +123,140 @@ fn apply(
         };
         match watcher.watch(&path, mode) {
             Ok(()) => watching.push((path, recursive)),
-            Err(e) => eprintln!(
-                "cairn-desktop: cannot watch {}: {}",
-                cairn_core::text::printable(&path.display().to_string()),
-                cairn_core::text::printable(&e.to_string())
-            ),
+            Err(e) => failed.push(WatchFailure::of(&path, &e)),
         }
     }
-    watching
+    (watching, failed)
+}
+
+/// A folder live capture cannot follow: one the system would not watch, or one that appeared
+/// and could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct WatchFailure {
+    message: String,
+    /// The system's limit on watches is reached (on Linux, `fs.inotify.max_user_watches`).
+    limit: bool,
+}
+
+impl WatchFailure {
+    fn of(path: &Path, e: &notify::Error) -> WatchFailure {
+        // inotify says its limit as ENOSPC, "No space left on device", which reads as a full
+        // disk: it is said as the limit it is.
+        let limit = match &e.kind {
+            notify::ErrorKind::MaxFilesWatch => true,
+            notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        };
+        let why = if limit {
+            "the system's limit on watched folders is reached".to_owned()
+        } else {
+            e.to_string()
+        };
+        WatchFailure {
+            message: format!("cannot watch {}: {why}", path.display()),
+            limit,
+        }
+    }
+}
+
+/// One problem for the folders live capture cannot follow (none: it follows them all).
+fn watch_problem(failed: &[WatchFailure]) -> Option<ErrorReport> {
+    let first = failed.first()?;
+    let message = match failed.len() {
+        1 => format!(
+            "{}: new transcripts there are captured only by a sync",
+            first.message
+        ),
+        n => format!(
+            "{n} folders cannot be followed live, so their new transcripts are captured only by a sync; the first: {}",
+            first.message
+        ),
+    };
+    let hint = if failed.iter().any(|f| f.limit) {
+        "Raise the limit (`sudo sysctl fs.inotify.max_user_watches=524288`), then change the folders in Settings or reopen the window; press Sync meanwhile."
+    } else {
+        "Press Sync to capture what agents wrote there; this clears once the folders can be followed again."
+    };
+    Some(bounded(
+        ErrorReport::new(ErrorKind::Io, message).with_hint(hint),
+    ))
+}
+
+/// What the window was told of each step, and the way to tell it. A step starts as troubled, so
+/// its first success after a watch began clears what an earlier watch left on screen.
+struct Told<R: Runtime> {
+    app: AppHandle<R>,
+    capture: AtomicBool,
+    watch: AtomicBool,
+    /// Captures ended, bumped as the end is told: a wait for the lock in a capture that has
+    /// ended is not told (held while a wait is told, so the two cannot cross).
+    captures: Mutex<u64>,
+}
+
+impl<R: Runtime> Told<R> {
+    fn new(app: AppHandle<R>) -> Told<R> {
+        Told {
+            app,
+            capture: AtomicBool::new(true),
+            watch: AtomicBool::new(true),
+            captures: Mutex::new(0),
+        }
+    }
+
+    fn troubled(&self, step: LiveStep) -> &AtomicBool {
+        match step {
+            LiveStep::Capture => &self.capture,
+            LiveStep::Watch => &self.watch,
+        }
+    }
+
+    fn ended(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.captures.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tell the window how `step` went (`problem`: what went wrong), when there is news.
+    fn tell(&self, step: LiveStep, problem: Option<ErrorReport>) {
+        let troubled = self
+            .troubled(step)
+            .swap(problem.is_some(), Ordering::AcqRel);
+        if let Some(event) = after_step(step, problem, troubled) {
+            // A window that is gone hears nothing; capture goes on.
+            let _ = event.emit(&self.app);
+        }
+    }
+}
+
+/// The capture's progress as the watcher hears it: only a wait for the capture lock, told when
+/// it lasts [`WAIT_UNSAID`] (the capture has not ended by then).
+struct Waits<R: Runtime> {
+    told: Arc<Told<R>>,
+}
+
+impl<R: Runtime> Progress for Waits<R> {
+    fn waiting(&self, lock: &Path) {
+        let holder = lock_holder(lock);
+        // The window's own sync holds it (the Sync button): live capture follows it, as the
+        // window shows.
+        if holder.as_ref().is_some_and(|h| h.pid == std::process::id()) {
+            return;
+        }
+        let problem = waiting_problem(lock, holder.as_ref());
+        let told = Arc::clone(&self.told);
+        let during = *told.ended();
+        let _ = std::thread::Builder::new()
+            .name("cairn-watch-wait".into())
+            .spawn(move || {
+                std::thread::sleep(WAIT_UNSAID);
+                let ended = told.ended();
+                if *ended == during {
+                    told.tell(LiveStep::Capture, Some(problem));
+                }
+            });
+    }
 }
 
 fn debounce_loop<R: Runtime>(
-    app: &AppHandle<R>,
+    told: &Arc<Told<R>>,
     watcher: &Weak<Mutex<RecommendedWatcher>>,
     watch_dirs: &[WatchDir],
     mut plan: WatchPlan,
@@ -147,34 +289,37 @@ fn debounce_loop<R: Runtime>(
                 return;
             };
             let next = WatchPlan::new(watch_dirs);
-            let added = apply(&strong, &plan, &next);
+            let (added, mut failed) = apply(&strong, &plan, &next);
             drop(strong);
             plan = next;
-            files.extend(appeared(watch_dirs, &added));
+            files.extend(appeared(watch_dirs, &added, &mut failed));
+            told.tell(LiveStep::Watch, watch_problem(&failed));
             files.sort_by(|a, b| a.path.cmp(&b.path));
             files.dedup_by(|a, b| a.path == b.path);
         }
         if !files.is_empty() {
-            capture(app, &files);
+            capture(told, &files);
         }
     }
 }
 
-/// The transcripts already in the source folders that just began to be watched.
-fn appeared(watch_dirs: &[WatchDir], added: &[(PathBuf, bool)]) -> Vec<FoundFile> {
+/// The transcripts already in the source folders that just began to be watched; a folder among
+/// them that cannot be read is added to `failed`.
+fn appeared(
+    watch_dirs: &[WatchDir],
+    added: &[(PathBuf, bool)],
+    failed: &mut Vec<WatchFailure>,
+) -> Vec<FoundFile> {
     let mut warnings = Vec::new();
     let files = watch_dirs
         .iter()
         .filter(|d| added.iter().any(|(p, _)| *p == d.path))
         .flat_map(|d| present(d, &mut warnings))
         .collect();
-    for w in warnings {
-        eprintln!(
-            "cairn-desktop: {}: {}",
-            cairn_core::text::printable(&w.path.display().to_string()),
-            cairn_core::text::printable(&w.message)
-        );
-    }
+    failed.extend(warnings.into_iter().map(|w| WatchFailure {
+        message: format!("{}: {}", w.path.display(), w.message),
+        limit: false,
+    }));
     files
 }
 
@@ -279,10 +424,25 @@ pub fn transcripts(dirs: &[(Agent, PathBuf)], changed: &BTreeSet<PathBuf>) -> Ve
         .collect()
 }
 
-fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
+fn capture<R: Runtime>(told: &Arc<Told<R>>, files: &[FoundFile]) {
+    let app = &told.app;
     let backend = app.state::<Backend>();
     let Ok(cairn) = backend.cairn() else { return };
-    match cairn.capture_paths(files, &Quiet) {
+    let waits = Waits {
+        told: Arc::clone(told),
+    };
+    let mut result = cairn.capture_paths(files, &waits);
+    // A rebuild in another process swapped a new database in while this capture ran: it wrote
+    // nothing, and capturing again opens the new one.
+    if matches!(result, Err(cairn_core::Error::Rebuilt { .. })) {
+        result = cairn.capture_paths(files, &waits);
+    }
+    {
+        let mut ended = told.ended();
+        *ended += 1;
+        told.tell(LiveStep::Capture, result.as_ref().err().map(live_problem));
+    }
+    match result {
         Ok(report) => {
             if report.changed() {
                 backend.sync_completed();
@@ -296,8 +456,83 @@ fn capture<R: Runtime>(app: &AppHandle<R>, files: &[FoundFile]) {
                 .emit(app);
             }
         }
-        Err(e) => eprintln!("cairn-desktop: live capture failed: {e}"),
+        // Told to the window above; kept on stderr too, for a bug report.
+        Err(e) => eprintln!(
+            "cairn-desktop: live capture failed: {}",
+            cairn_core::text::printable(&e.to_string())
+        ),
     }
+}
+
+/// The process holding the lock file `lock`, as the system names it; `None` when it cannot
+/// say (not Linux, `/proc` not mounted, the lock let go meanwhile).
+fn lock_holder(lock: &Path) -> Option<LockHolder> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let meta = std::fs::metadata(lock).ok()?;
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        let pid = holder_pid(&locks, meta.dev(), meta.ino())?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        Some(LockHolder {
+            pid,
+            command: command_line(&cmdline),
+            stopped: is_stopped(&stat),
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = lock;
+        None
+    }
+}
+
+/// The pid holding a lock on the file of device `dev` and inode `ino`, read from the text of
+/// Linux's `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF`; the device as
+/// hex major and minor). A line marked `->` is a process waiting for the lock, not holding it.
+fn holder_pid(locks: &str, dev: u64, ino: u64) -> Option<u32> {
+    // Linux's dev_t: the major number's bits are 8..20 and 32..44, the minor's 0..8 and 20..32.
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.get(1) == Some(&"->") {
+            return None;
+        }
+        let (pid, place) = (fields.get(4)?, fields.get(5)?);
+        let mut parts = place.split(':');
+        let ma = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let mi = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let inode: u64 = parts.next()?.parse().ok()?;
+        (ma == major && mi == minor && inode == ino).then(|| pid.parse().ok())?
+    })
+}
+
+/// A process's command line from `/proc/<pid>/cmdline` (arguments split by NUL): the program's
+/// file name and its arguments, joined by spaces, cut at 80 characters.
+fn command_line(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut args = text.split('\0').filter(|a| !a.is_empty());
+    let program = args.next().map_or("", |p| {
+        Path::new(p)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(p)
+    });
+    let line = std::iter::once(program)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ");
+    cairn_core::text::one_line(&line, 80)
+}
+
+/// Whether `/proc/<pid>/stat` says the process is stopped (`T`, or `t` under a debugger). The
+/// state follows the command name in parentheses, which may itself hold `)`.
+fn is_stopped(stat: &str) -> bool {
+    stat.rfind(')')
+        .and_then(|at| stat[at + 1..].split_whitespace().next())
+        .is_some_and(|state| state == "T" || state == "t")
 }
 
 /// The directories to watch: the archive's effective source dirs and the folders of the
@@ -354,6 +589,48 @@ mod tests {
             &["/h/.claude/projects/p/s.jsonl"],
         );
         assert!(written.gone.is_empty() && written.created.is_empty());
+    }
+
+    /// The holder of a lock is read from `/proc/locks` by the file's device and inode; a
+    /// process waiting for the lock (`->`) is not its holder.
+    #[test]
+    fn the_lock_holder_is_found_by_device_and_inode() {
+        let locks = "1: FLOCK  ADVISORY  WRITE 777 08:01:99 0 EOF\n\
+                     2: FLOCK  ADVISORY  WRITE 4242 fd:02:1234 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 5151 fd:02:1234 0 EOF\n";
+        // Device fd:02 as Linux's dev_t encodes it.
+        let dev = (0xfd << 8) | 0x02;
+        assert_eq!(holder_pid(locks, dev, 1234), Some(4242));
+        assert_eq!(holder_pid(locks, dev, 99), None);
+        assert_eq!(holder_pid(locks, (0x08 << 8) | 0x01, 99), Some(777));
+        assert_eq!(
+            command_line(b"/usr/local/bin/cairn\0sync\0--data-dir\0/d\0"),
+            "cairn sync --data-dir /d"
+        );
+        assert!(is_stopped("4242 (cairn (x) y) T 1 2 3"));
+        assert!(!is_stopped("4242 (cairn) S 1 2 3"));
+    }
+
+    /// A folder the system will not watch for its limit is said as that limit, not as a full
+    /// disk (inotify's ENOSPC), with the way to raise it; several are said as one problem.
+    #[test]
+    fn a_folder_that_cannot_be_watched_is_one_problem_with_the_fix() {
+        let full = notify::Error::io(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        let limit = WatchFailure::of(Path::new("/h/.claude/projects"), &full);
+        assert!(limit.limit);
+        assert!(!limit.message.contains("No space"), "{}", limit.message);
+        let other = WatchFailure::of(
+            Path::new("/h/.codex/sessions"),
+            &notify::Error::generic("gone"),
+        );
+        let problem = watch_problem(&[limit, other]).unwrap();
+        assert!(
+            problem.message.starts_with("2 folders cannot be followed"),
+            "{}",
+            problem.message
+        );
+        assert!(problem.hint.unwrap().contains("max_user_watches"));
+        assert!(watch_problem(&[]).is_none());
     }
 
     /// An agent writes its database through the WAL: that is a change of the database. The

@@ -965,7 +965,7 @@ describe('settings', () => {
     stores.router.go({ view: 'settings' });
     await settle();
     expect(one(target, 'sources-claude')!.textContent).toContain('/home/dev/.claude/projects');
-    expect(one(target, 'sources-codex')!.textContent).toContain('missing');
+    expect(one(target, 'sources-codex')!.textContent).toContain('not found');
     // Which `cairn` the hook would run, and where it was found.
     expect(one(target, 'cli-path')!.textContent).toContain('/usr/local/bin/cairn, found on PATH in /usr/local/bin');
     expect(one(target, 'health-checks')!.textContent).toContain('30 days');

@@ -24,6 +24,8 @@ import type {
   McpInstall_Serialize,
   McpStatus_Serialize,
   LiveStatus_Serialize,
+  LiveCapture_Serialize,
+  LiveStep,
   OutboundPreview,
   RecordView_Serialize,
   ReindexReport,
@@ -38,7 +40,8 @@ import type {
   SkimSession_Serialize,
   SkimTurn_Serialize,
   SkimView_Serialize,
-  SourceDirStatus,
+  SourceDirStatus_Serialize,
+  SourceUnreadable,
   SubagentSummary_Serialize,
   SyncProgress,
   SyncReport_Serialize,
@@ -119,9 +122,14 @@ import type {
 
 // What the backend sends: every field present, `null` when unknown.
 export type { Agent, AgentCount, ArchiveChanged, Check, DirOrigin, DoctorReport, Evidence, HookStatus, OutboundPreview };
-export type { SourceDirStatus, SyncProgress, TokenUsage, UiMilestone };
+export type { SourceUnreadable, SyncProgress, TokenUsage, UiMilestone };
+/** An agent's source dir: found, not there, or there but not readable (`unreadable`, with the fix). */
+export type SourceDirStatus = SourceDirStatus_Serialize;
 export type AppInfo = AppInfo_Serialize;
 export type LiveStatus = LiveStatus_Serialize;
+/** Live capture went wrong (`problem`), or `step` went well again after it did (`problem: null`). */
+export type LiveCapture = LiveCapture_Serialize;
+export type { LiveStep };
 export type Session = SessionSummary_Serialize;
 export type Repo = RepoBranches_Serialize;
 export type Branch = BranchActivity_Serialize;
@@ -239,6 +247,10 @@ export const onSyncProgress: Subscribe<SyncProgress> = (handler) =>
   events.syncProgress.listen((event) => handler(inert(event.payload)));
 export const onArchiveChanged: Subscribe<ArchiveChanged> = (handler) =>
   events.archiveChanged.listen((event) => handler(inert(event.payload)));
+/** Live capture failed, waits for a lock another process holds, cannot watch a folder, or went
+ * well again after one of those. */
+export const onLiveCapture: Subscribe<LiveCapture> = (handler) =>
+  events.liveCapture.listen((event) => handler(inert(event.payload)));
 
 /** An extraction pass ended: the Recall inbox may hold new entries. */
 export const onExtractFinished: Subscribe<ExtractFinished> = (handler) =>

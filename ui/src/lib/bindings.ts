@@ -73,13 +73,17 @@ export const commands = {
 	 *  runs and `ArchiveChanged` when something arrived.
 	 */
 	syncArchive: () => typedError<SyncReport_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("sync_archive")),
-	/**  Where each agent's transcripts are read from, and whether those folders exist. */
-	sourceDirs: () => typedError<SourceDirStatus[], ErrorReport_Serialize>(__TAURI_INVOKE("source_dirs")),
+	/**
+	 *  Where each agent's transcripts are read from, and whether those folders can be read: found,
+	 *  not there, or refused by the system (told apart, as doctor does: an unreadable folder hides
+	 *  every transcript in it and is never said as missing).
+	 */
+	sourceDirs: () => typedError<SourceDirStatus_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("source_dirs")),
 	/**
 	 *  Save an agent's source dirs in `config.toml` (an empty list restores the default), reopen
 	 *  the archive so they take effect, and watch the new folders.
 	 */
-	setSourceDirs: (agent: Agent, dirs: string[]) => typedError<SourceDirStatus[], ErrorReport_Serialize>(__TAURI_INVOKE("set_source_dirs", { agent, dirs })),
+	setSourceDirs: (agent: Agent, dirs: string[]) => typedError<SourceDirStatus_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("set_source_dirs", { agent, dirs })),
 	/**  Whether each agent's settings run Cairn's capture hook, and which `cairn` would run. */
 	hookOverview: () => typedError<HooksOverview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("hook_overview")),
 	/**  Add the capture hook to an agent's settings (`dry_run`: only show the diff). */
@@ -302,6 +306,7 @@ export const events = {
 	extractProgress: makeEvent<ExtractProgress, ExtractProgress>("extract-progress"),
 	insightProgress: makeEvent<InsightProgress, InsightProgress>("insight-progress"),
 	linkRefused: makeEvent<LinkRefused, LinkRefused>("link-refused"),
+	liveCapture: makeEvent<LiveCapture_Serialize, LiveCapture_Deserialize>("live-capture"),
 	meaningFinished: makeEvent<MeaningFinished_Serialize, MeaningFinished_Deserialize>("meaning-finished"),
 	meaningProgress: makeEvent<MeaningProgress, MeaningProgress>("meaning-progress"),
 	openLink: makeEvent<OpenLink, OpenLink>("open-link"),
@@ -1914,6 +1919,38 @@ export type LinkRefused = {
 	reason: string,
 };
 
+/**
+ *  Live capture went wrong, or went well again after the window was told it went wrong. The
+ *  watcher retries at every change an agent writes, so a failure that lasts (a full disk) is
+ *  sent once per burst of writes: the window shows it once, with how often it came. Sent as
+ *  `live-capture`.
+ */
+export type LiveCapture = LiveCapture_Serialize | LiveCapture_Deserialize;
+
+/**
+ *  Live capture went wrong, or went well again after the window was told it went wrong. The
+ *  watcher retries at every change an agent writes, so a failure that lasts (a full disk) is
+ *  sent once per burst of writes: the window shows it once, with how often it came. Sent as
+ *  `live-capture`.
+ */
+export type LiveCapture_Deserialize = {
+	step: LiveStep,
+	/**  What went wrong, in the window's words ([`live_problem`]); null when `step` went well. */
+	problem?: ErrorReport_Deserialize | null,
+};
+
+/**
+ *  Live capture went wrong, or went well again after the window was told it went wrong. The
+ *  watcher retries at every change an agent writes, so a failure that lasts (a full disk) is
+ *  sent once per burst of writes: the window shows it once, with how often it came. Sent as
+ *  `live-capture`.
+ */
+export type LiveCapture_Serialize = {
+	step: LiveStep,
+	/**  What went wrong, in the window's words ([`live_problem`]); null when `step` went well. */
+	problem: ErrorReport_Serialize | null,
+};
+
 /**  What the live watcher covers. */
 export type LiveStatus = LiveStatus_Serialize | LiveStatus_Deserialize;
 
@@ -1932,6 +1969,20 @@ export type LiveStatus_Serialize = {
 	/**  Why nothing is watched, when that is the case. */
 	problem: string | null,
 };
+
+/**
+ *  The part of live capture a [`LiveCapture`] is about. A problem of one is cleared only by that
+ *  same part going well: a capture that stored what an agent wrote says nothing of a folder
+ *  that could not be watched.
+ */
+export type LiveStep = 
+/**
+ *  Capturing the transcripts that changed (it waits while another process holds the
+ *  capture lock).
+ */
+"capture" | 
+/**  Watching the agents' folders, and reading one that just appeared. */
+"watch";
 
 /**
  *  The material a template can ask for, beyond the session headers and aggregates every
@@ -3870,12 +3921,50 @@ export type Slice_Serialize = {
 };
 
 /**  One source dir of an agent, as Settings shows it. */
-export type SourceDirStatus = {
+export type SourceDirStatus = SourceDirStatus_Serialize | SourceDirStatus_Deserialize;
+
+/**  One source dir of an agent, as Settings shows it. */
+export type SourceDirStatus_Deserialize = {
 	agent: Agent,
 	path: string,
 	/**  Where the setting came from: `config.toml`, an environment variable, or the default. */
 	origin: DirOrigin,
+	/**
+	 *  Its transcripts can be read: a folder this user can list (for Aider and Crush, which
+	 *  keep theirs in repositories, a history file named directly too).
+	 */
 	exists: boolean,
+	/**
+	 *  The system refused to show it (a folder this user may not read, or one on its way):
+	 *  never said of a folder that is not there.
+	 */
+	unreadable?: SourceUnreadable | null,
+};
+
+/**  One source dir of an agent, as Settings shows it. */
+export type SourceDirStatus_Serialize = {
+	agent: Agent,
+	path: string,
+	/**  Where the setting came from: `config.toml`, an environment variable, or the default. */
+	origin: DirOrigin,
+	/**
+	 *  Its transcripts can be read: a folder this user can list (for Aider and Crush, which
+	 *  keep theirs in repositories, a history file named directly too).
+	 */
+	exists: boolean,
+	/**
+	 *  The system refused to show it (a folder this user may not read, or one on its way):
+	 *  never said of a folder that is not there.
+	 */
+	unreadable: SourceUnreadable | null,
+};
+
+/**  Why a source dir cannot be read, as a sync's warning and doctor's check say it. */
+export type SourceUnreadable = {
+	/**  Permission denied: the folder (or one on its way) is not this user's to read. */
+	denied: boolean,
+	/**  What is lost and the fix (`sudo chown …` for a folder left owned by root), cleaned. */
+	message: string,
 };
 
 export type Status = "ok" | "warn" | "fail";

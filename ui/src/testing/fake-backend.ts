@@ -73,6 +73,9 @@ export interface FakeOptions {
   readBefore?: number;
   /** Why the shell refused the link the app was started with (`launch_refused`). */
   launchRefused?: string;
+  /** Codex's folder is there but not the user's to read (left owned by root), as
+   * `source_dirs` says it, instead of not found. */
+  unreadableSource?: boolean;
 }
 
 /** Where the fake looked for the embedding model, as the backend's refusal and status say it. */
@@ -394,9 +397,19 @@ function fakeHits(query: SearchQuery, meaning: boolean): SearchHit[] {
 }
 
 const sources: SourceDirStatus[] = [
-  { agent: 'claude', path: '/home/dev/.claude/projects', origin: 'default', exists: true },
-  { agent: 'codex', path: '/home/dev/.codex/sessions', origin: 'default', exists: false },
+  { agent: 'claude', path: '/home/dev/.claude/projects', origin: 'default', exists: true, unreadable: null },
+  { agent: 'codex', path: '/home/dev/.codex/sessions', origin: 'default', exists: false, unreadable: null },
 ];
+
+/** Codex's folder as `source_dirs` says it when root owns it (the core's `Unreadable::message`). */
+export const UNREADABLE_CODEX: SourceDirStatus = {
+  ...sources[1]!,
+  unreadable: {
+    denied: true,
+    message:
+      "cannot read /home/dev/.codex/sessions (blocked at /home/dev/.codex): permission denied, so the codex transcripts there are not captured; if an agent run with sudo left it owned by root, give it back to your user: `sudo chown -R $USER '/home/dev/.codex'`",
+  },
+};
 
 /** The IPC handler: command name and arguments in, the command's answer out (or a thrown
  * string, which the bindings turn into `{status: 'error'}`). */
@@ -779,9 +792,9 @@ export function fakeBackend(options: FakeOptions = {}) {
         return report;
       }
       case 'source_dirs':
-        return sources;
+        return options.unreadableSource ? [sources[0], UNREADABLE_CODEX] : sources;
       case 'set_source_dirs':
-        return [{ agent: args.agent, path: (args.dirs as string[])[0] ?? '/default', origin: 'config', exists: true }, sources[1]];
+        return [{ agent: args.agent, path: (args.dirs as string[])[0] ?? '/default', origin: 'config', exists: true, unreadable: null }, sources[1]];
       case 'hook_overview':
         return {
           hooks: [

@@ -2,16 +2,21 @@
 // just wrote, or a background extraction pass that filled the Recall inbox). Open views watch
 // `version` and reload. Also where a running extraction pass is (the status bar's progress bar
 // and count of new entries) and how many entries the last passes added that nobody has looked
-// at yet (the inbox tab's badge).
+// at yet (the inbox tab's badge). And what live capture told of its failures
+// (`live-problems.ts`), shown above the status bar until it goes well again.
 import {
   onArchiveChanged,
   onExtractFinished,
   onExtractProgress,
+  onLiveCapture,
   type ArchiveChanged,
   type ExtractFinished,
   type ExtractProgress,
+  type LiveCapture,
+  type LiveStep,
   type Subscribe,
 } from '../api';
+import { dismissed, shown, told, type LiveProblem, type LiveProblems } from './live-problems';
 
 /** A running extraction pass, as its events tell it. */
 export interface Extracting {
@@ -42,19 +47,26 @@ export class LiveStore {
   extracting: Extracting | null = $state(null);
   /** Entries added by passes since the inbox was last seen (the inbox tab's badge). */
   unseenEntries = $state(0);
+  /** Live capture's problems, one per step, as told and coalesced. */
+  problems: LiveProblems = $state({});
+  /** The problems on screen (not dismissed), the capture's first. */
+  readonly shownProblems: LiveProblem[] = $derived(shown(this.problems));
   #subscribe: Subscribe<ArchiveChanged>;
   #subscribeExtract: Subscribe<ExtractFinished>;
   #subscribeProgress: Subscribe<ExtractProgress>;
+  #subscribeCapture: Subscribe<LiveCapture>;
   #started = false;
 
   constructor(
     subscribe: Subscribe<ArchiveChanged> = onArchiveChanged,
     subscribeExtract: Subscribe<ExtractFinished> = onExtractFinished,
     subscribeProgress: Subscribe<ExtractProgress> = onExtractProgress,
+    subscribeCapture: Subscribe<LiveCapture> = onLiveCapture,
   ) {
     this.#subscribe = subscribe;
     this.#subscribeExtract = subscribeExtract;
     this.#subscribeProgress = subscribeProgress;
+    this.#subscribeCapture = subscribeCapture;
   }
 
   async start(): Promise<void> {
@@ -64,6 +76,7 @@ export class LiveStore {
       await this.#subscribe((change) => this.changed(change));
       await this.#subscribeExtract((pass) => this.extracted(pass));
       await this.#subscribeProgress((p) => this.progress(p));
+      await this.#subscribeCapture((event) => this.captured(event));
     } catch {
       // No live updates: the views still load on demand.
       this.#started = false;
@@ -73,6 +86,16 @@ export class LiveStore {
   changed(change: ArchiveChanged): void {
     this.last = change;
     this.version++;
+  }
+
+  /** Live capture told how a step went. */
+  captured(event: LiveCapture, now: number = Date.now()): void {
+    this.problems = told(this.problems, event, now);
+  }
+
+  /** A person dismissed `step`'s problem: hidden while the same failure repeats. */
+  dismissProblem(step: LiveStep): void {
+    this.problems = dismissed(this.problems, step);
   }
 
   /** One event of a running pass. */

@@ -264,4 +264,14 @@ export function parseDirs(text: string): string[] {
     .filter((line) => line.length > 0);
 }
 
+/** How Settings labels a source dir: found, not there, or there but refused (never said as
+ * missing: an unreadable folder hides every transcript in it). */
+export function sourceLabel(dir: Pick<SourceDirStatus, 'exists' | 'unreadable'>): {
+  state: 'found' | 'missing' | 'unreadable';
+  label: string;
+} {
+  if (dir.unreadable) return { state: 'unreadable', label: dir.unreadable.denied ? 'not readable by you' : 'cannot be read' };
+  return dir.exists ? { state: 'found', label: 'found' } : { state: 'missing', label: 'not found' };
+}
+
 export const settings = new SettingsStore();

@@ -68,6 +68,9 @@ export const recallPlace: Place<'recall'> = {
 };
 
 function review(verb: TriageVerb, s: Stores): void {
+  // A read-only archive saves no review: a/r/m do nothing, as their buttons are off (the buttons'
+  // tooltips and the notice at the top of the window say why).
+  if (s.app.info?.read_only && (verb === 'accept' || verb === 'reject' || verb === 'merge')) return;
   switch (verb) {
     case 'accept':
       void s.recall.accept();
