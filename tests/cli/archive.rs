@@ -1299,3 +1299,100 @@ fn doctor_names_each_configured_endpoint_without_contacting_it() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// With no folder named for Aider, doctor says what a sync reads: the history in every
+/// repository a captured session ran in, how many there are and how many hold one (it said
+/// "none set" while a sync read them).
+#[test]
+fn doctor_says_aider_is_read_in_the_repositories_sessions_ran_in() {
+    let env = Env::new();
+    let repo = crate::branch::repo(env.root.path());
+    let mut t = crate::branch::Transcript::new(&env, "s-aider-doctor", &repo, "main");
+    t.user("tidy the readme");
+    t.say("Done.");
+    std::fs::write(
+        repo.join(".aider.chat.history.md"),
+        "\n# aider chat started at 2026-05-01 10:00:00\n\n#### tidy the readme\n\nDone.\n",
+    )
+    .unwrap();
+    env.ok(&["sync"]);
+    let doctor = env.json(&["doctor"]);
+    let aider = crate::support::check(&doctor, "aider sources");
+    let detail = aider["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(
+            "a sync reads the .aider.chat.history.md of the repository captured sessions ran in (it holds one)"
+        ),
+        "{detail}"
+    );
+    assert!(!detail.contains("none set"), "{detail}");
+    // Crush is read the same way: the repository holds no Crush database.
+    let crush = crate::support::check(&doctor, "crush sources");
+    assert!(
+        crush["detail"]
+            .as_str()
+            .unwrap()
+            .contains("(it holds none)"),
+        "{crush}"
+    );
+    // What doctor counts is what a sync read.
+    let sessions = env.json(&["sessions", "--agent", "aider"]);
+    assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{sessions}");
+}
+
+/// A data dir with no room to write is a full disk, not a read-only archive: doctor fails the
+/// data dir check with the free space, Cairn's own files and the fix, where it said "read-only"
+/// (and a person chmodded). No room is made with a file-size limit (`ulimit -f`: EFBIG), the
+/// one no-room errno a test can give a process; SIGXFSZ is ignored, as a write then fails
+/// instead of killing it.
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_tells_no_room_from_a_read_only_archive() {
+    let env = Env::new().with_fixtures();
+    env.ok(&["sync"]);
+    let base = env.command();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.env_clear();
+    for (key, value) in base.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
+    let out = cmd
+        .current_dir(env.root.path())
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 1 && exec \"$0\" --json doctor",
+            env!("CARGO_BIN_EXE_cairn"),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let dir = crate::support::check(&doctor, "data dir");
+    let detail = dir["detail"].as_str().unwrap();
+    assert_eq!(dir["status"], "fail", "{detail}");
+    for said in [
+        "not a read-only archive",
+        "no room to write",
+        "file-size limit",
+        "free on its file system",
+        "cairn.db ",
+        "cairn.db-wal ",
+        "retained/ ",
+    ] {
+        assert!(detail.contains(said), "{said}: {detail}");
+    }
+    assert!(!detail.contains("chmod"), "{detail}");
+    // Without the limit the same data dir is fine, and says how much room it has.
+    let doctor = env.json(&["doctor"]);
+    let dir = crate::support::check(&doctor, "data dir");
+    assert_eq!(dir["status"], "ok", "{dir}");
+    assert!(dir["detail"].as_str().unwrap().ends_with(" free)"), "{dir}");
+}

@@ -1,12 +1,14 @@
 //! `cairn doctor`: is capture set up, and is anything about to lose history?
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::archive::Agent;
 use crate::archive::discover::{self, DirAccess, DirOrigin, SourceDir};
 use crate::config::Config;
+
+pub(crate) mod space;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -53,10 +55,13 @@ fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> 
 
 /// Checks that need no database: source dirs, hooks, MCP registrations.
 /// `archive`: the data dir doctor checks when it is not at its default place.
+/// `repositories`: the roots of the repositories the archive knows (where captured sessions
+/// ran), in each of which a sync reads Aider's and Crush's files.
 pub(crate) fn environment_checks(
     config: &Config,
     home: Option<&Path>,
     archive: Option<&Path>,
+    repositories: &[PathBuf],
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     // Agents with a transcript folder here: a hook missing for any other is no warning.
@@ -72,31 +77,22 @@ pub(crate) fn environment_checks(
         }
         let dirs = discover::source_dirs(config, agent);
         // Aider and Crush keep their files in each repository, not under the home dir.
-        let in_repositories = match agent {
-            Agent::Aider => Some((
-                crate::archive::sources::aider::ENV_DIRS,
-                ".aider.chat.history.md",
-            )),
-            Agent::Crush => Some((crate::archive::sources::crush::ENV_DIRS, ".crush/crush.db")),
-            _ => None,
-        };
-        if dirs.is_empty()
-            && let Some((var, file)) = in_repositories
-        {
-            checks.push(check(
-                format!("{agent} sources"),
-                Status::Ok,
-                format!(
-                    "none set: name your repositories (or folders of them) in ${var} or [sources.{agent}] dirs to read their {file}"
-                ),
+        let in_repositories = discover::in_repository(agent, Path::new("")).is_some();
+        if in_repositories {
+            let held = discover::in_repositories(agent, repositories, &mut Vec::new()).len();
+            if held > 0 {
+                used.insert(agent);
+            }
+            checks.push(repository_sources(
+                agent,
+                repositories.len(),
+                held,
+                dirs.len(),
             ));
         }
         for dir in dirs {
-            let (status, detail, found) = source_dir(
-                &dir,
-                &discover::access(&dir.path),
-                in_repositories.is_some(),
-            );
+            let (status, detail, found) =
+                source_dir(&dir, &discover::access(&dir.path), in_repositories);
             if found {
                 used.insert(agent);
             }
@@ -130,6 +126,57 @@ pub(crate) fn environment_checks(
         }
     }
     checks
+}
+
+/// What a sync reads of an agent that keeps its file in each repository it works in (Aider's
+/// history, Crush's database): that file in every repository captured sessions ran in
+/// (`known`, of which `held` hold one), and in each folder named in the environment or
+/// `config.toml` (`named`, each checked on a line of its own).
+fn repository_sources(agent: Agent, known: usize, held: usize, named: usize) -> Check {
+    let (var, file) = match agent {
+        Agent::Crush => (crate::archive::sources::crush::ENV_DIRS, ".crush/crush.db"),
+        _ => (
+            crate::archive::sources::aider::ENV_DIRS,
+            ".aider.chat.history.md",
+        ),
+    };
+    let folders = if named == 1 {
+        "folder".to_owned()
+    } else {
+        format!("{named} folders")
+    };
+    let more = if named == 0 {
+        format!(
+            "name more repositories (or folders of them) in ${var} or [sources.{agent}] dirs (Settings › Transcript folders)"
+        )
+    } else {
+        format!("and those in the {folders} below (${var} or [sources.{agent}] dirs)")
+    };
+    let detail = match (known, held) {
+        (0, _) if named == 0 => format!(
+            "none set, and no repository known yet: a sync reads the {file} of each repository a captured session ran in; name repositories (or folders of them) in ${var} or [sources.{agent}] dirs (Settings › Transcript folders) to read theirs now"
+        ),
+        (0, _) => format!(
+            "no repository known from captured sessions yet; a sync reads the {file} in the {folders} below (${var} or [sources.{agent}] dirs), and in each repository a captured session ran in"
+        ),
+        (1, held) => format!(
+            "a sync reads the {file} of the repository captured sessions ran in ({}); {more}",
+            if held == 0 {
+                "it holds none"
+            } else {
+                "it holds one"
+            }
+        ),
+        (known, held) => format!(
+            "a sync reads the {file} of each of the {known} repositories captured sessions ran in ({}); {more}",
+            match held {
+                0 => "none holds one".to_owned(),
+                1 => "1 holds one".to_owned(),
+                n => format!("{n} hold one"),
+            }
+        ),
+    };
+    check(format!("{agent} sources"), Status::Ok, detail)
 }
 
 /// The check of one source dir: its status, what to say, and whether a folder of the agent's
@@ -671,7 +718,7 @@ mod tests {
         if std::env::var_os(crate::archive::sources::aider::ENV_DIRS).is_some() {
             return; // the machine names its own; nothing to check
         }
-        let checks = environment_checks(&config, None, None);
+        let checks = environment_checks(&config, None, None, &[]);
         let aider = checks
             .iter()
             .find(|c| c.name == "aider sources")
@@ -680,6 +727,56 @@ mod tests {
             aider.detail.contains("AIDER_HISTORY_DIRS"),
             "{}",
             aider.detail
+        );
+    }
+
+    /// With no folder named, Aider and Crush are still read in every repository a captured
+    /// session ran in (what `Cairn::discover` does): doctor says so, with how many there are and
+    /// how many hold the file, not "none set".
+    #[test]
+    fn in_repository_agents_say_what_a_sync_reads() {
+        let repos = tempfile::tempdir().unwrap();
+        let roots: Vec<PathBuf> = ["a", "b", "c"]
+            .iter()
+            .map(|n| repos.path().join(n))
+            .collect();
+        for root in &roots {
+            std::fs::create_dir_all(root.join(".crush")).unwrap();
+        }
+        std::fs::write(roots[0].join(".aider.chat.history.md"), "# aider chat\n").unwrap();
+        std::fs::write(roots[1].join(".crush/crush.db"), b"").unwrap();
+        std::fs::write(roots[2].join(".crush/crush.db"), b"").unwrap();
+        let checks = environment_checks(&Config::default(), None, None, &roots);
+        let line = |agent: &str| {
+            checks
+                .iter()
+                .find(|c| c.name == format!("{agent} sources"))
+                .map(|c| c.detail.clone())
+                .expect("a line")
+        };
+        for (agent, file, held) in [
+            (Agent::Aider, ".aider.chat.history.md", "(1 holds one)"),
+            (Agent::Crush, ".crush/crush.db", "(2 hold one)"),
+        ] {
+            let detail = line(&agent.to_string());
+            // A machine naming its own folders in the environment says them too.
+            if discover::source_dirs(&Config::default(), agent).is_empty() {
+                assert!(!detail.contains("none set"), "{detail}");
+                assert!(
+                    detail.contains(&format!(
+                        "a sync reads the {file} of each of the 3 repositories captured sessions ran in {held}"
+                    )),
+                    "{detail}"
+                );
+            }
+        }
+        let one = repository_sources(Agent::Aider, 1, 0, 2);
+        assert!(
+            one.detail
+                .contains("of the repository captured sessions ran in (it holds none)")
+                && one.detail.contains("the 2 folders below"),
+            "{}",
+            one.detail
         );
     }
 }

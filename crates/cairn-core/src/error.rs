@@ -219,6 +219,21 @@ impl Error {
                     path.display()
                 ))
             }
+            // A full disk and a read-only mount both stop a write; their fixes differ.
+            Error::Read { source, .. } | Error::Write { source, .. }
+                if NoRoom::of_io(source).is_some() =>
+            {
+                NoRoom::of_io(source)
+                    .map(|why| format!("{why} (disk full): {}, then try again", why.fix()))
+            }
+            Error::Read { path, source } | Error::Write { path, source }
+                if source.kind() == std::io::ErrorKind::ReadOnlyFilesystem =>
+            {
+                Some(format!(
+                    "the file system holding {} is mounted read-only (it is not full): remount it writable, then try again",
+                    path.display()
+                ))
+            }
             Error::Db { path, source } => match db_kind(source) {
                 ErrorKind::Busy => {
                     Some("another Cairn is writing to the archive; try again in a moment".into())
@@ -254,6 +269,7 @@ impl Error {
 fn io_kind(e: &std::io::Error) -> ErrorKind {
     match e.kind() {
         std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+        std::io::ErrorKind::ReadOnlyFilesystem => ErrorKind::ReadOnly,
         _ if NoRoom::of_io(e).is_some() => ErrorKind::NoRoom,
         _ => ErrorKind::Io,
     }
@@ -451,6 +467,41 @@ mod tests {
             std::io::Error::from_raw_os_error(13),
         );
         assert!(matches!(other, Error::Write { .. }), "{other:?}");
+    }
+
+    /// A write that met ENOSPC or EDQUOT outside `write_in` (a lock file, an export) still
+    /// says disk full and the fix; one that met EROFS says read-only, never full.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_write_says_disk_full_or_read_only_by_its_errno() {
+        let write = |errno| Error::Write {
+            path: PathBuf::from("/data/capture.lock"),
+            source: std::io::Error::from_raw_os_error(errno),
+        };
+        for errno in [28, 122] {
+            let err = write(errno);
+            assert_eq!(err.kind(), ErrorKind::NoRoom, "{errno}");
+            let hint = err.hint().unwrap_or_default();
+            assert!(
+                hint.contains("disk full") && hint.contains("Free space"),
+                "{errno}: {hint}"
+            );
+        }
+        let rofs = write(30);
+        assert_eq!(rofs.kind(), ErrorKind::ReadOnly);
+        let hint = rofs.hint().unwrap_or_default();
+        assert!(
+            hint.contains("mounted read-only") && !hint.contains("Free space"),
+            "{hint}"
+        );
+        // `write_in` keeps a read-only mount a write error, not a full disk.
+        let err = Error::write_in(
+            Path::new("/data"),
+            Path::new("/data/cairn.db"),
+            std::io::Error::from_raw_os_error(30),
+        );
+        assert!(matches!(err, Error::Write { .. }), "{err:?}");
+        assert_eq!(err.kind(), ErrorKind::ReadOnly);
     }
 
     #[test]

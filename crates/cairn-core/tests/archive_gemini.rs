@@ -813,3 +813,201 @@ fn a_document_of_another_shape_is_a_warning() {
         }
     }
 }
+
+// ---- rewinds ----------------------------------------------------------------------------------
+
+/// What a session counts, as every view shows it: the sessions row (turns, records, tokens,
+/// kinds, tools) and each turn holding a record the agent kept, with its counters.
+fn counts(data: &Path, cairn: &Cairn) -> Value {
+    let sessions = cairn.sessions(&SessionQuery::default()).unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let d = cairn.session(&sessions[0].session_key).unwrap();
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    let turns: Vec<Value> = conn
+        .prepare(
+            "SELECT turn_index, record_count, tool_call_count, edit_count, exec_count,
+                    failure_count, preview, assistant_preview
+             FROM turns WHERE record_count > 0 ORDER BY turn_index",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok(json!([
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, Option<String>>(6)?,
+                r.get::<_, Option<String>>(7)?,
+            ]))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let live = live(data).len();
+    json!({
+        "turns": d.turn_count, "records": d.record_count, "live_records": live,
+        "tokens": d.tokens, "kinds": d.kinds, "tools": d.tools,
+        "edited_paths": d.edited_paths, "listed_turns": sessions[0].turn_count,
+        "listed_records": sessions[0].record_count, "turn_rows": turns,
+    })
+}
+
+/// A rewound chat (Gemini CLI's rewind: a legacy document written again without its last
+/// turns, or `{"$rewindTo": id}` appended to the JSONL log) counts what it still holds: read
+/// over its earlier version, the session's turns, records, tokens, kinds and tools are those
+/// of a fresh read of the rewound file, which are those of the messages it keeps. The rewound
+/// copies are `tests/fixtures/gemini-rewound/` (see its SOURCES.md).
+#[test]
+fn a_rewound_chat_counts_only_what_it_keeps() {
+    let fixtures = support::fixtures();
+    for (rel, kept) in [
+        // The real session: 28 messages, its fifth prompt and the 10 messages after it dropped.
+        (
+            "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json",
+            (4, 17),
+        ),
+        // The JSONL sample: its last answer (and its tokens) rewound.
+        (
+            "stage0/chats/session-2026-04-29T21-39-gemini_s.jsonl",
+            (1, 2),
+        ),
+    ] {
+        let src = tempfile::tempdir().unwrap();
+        let path = src.path().join("proj").join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let f = file(&path);
+
+        // Read before and after the rewind.
+        let data = tempfile::tempdir().unwrap();
+        let cairn = Cairn::open(data.path()).unwrap();
+        std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
+        support::capture(&cairn, std::slice::from_ref(&f));
+        let before = counts(data.path(), &cairn);
+        std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
+        // A later mtime: the rewrite is told by content, not by the file system's clock.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        support::capture(&cairn, std::slice::from_ref(&f));
+        let resynced = counts(data.path(), &cairn);
+        assert_ne!(resynced, before, "{rel}: the rewind changed nothing");
+
+        // Read once, rewound.
+        let fresh = tempfile::tempdir().unwrap();
+        let c2 = Cairn::open(fresh.path()).unwrap();
+        support::capture(&c2, std::slice::from_ref(&f));
+        let fresh_counts = counts(fresh.path(), &c2);
+        assert_eq!(resynced, fresh_counts, "{rel}: re-read vs fresh read");
+
+        // What the rewound file keeps: its prompts' turns and its messages' records alone.
+        let (turns, messages) = kept;
+        assert_eq!(fresh_counts["turns"], turns, "{rel}: {fresh_counts}");
+        assert_eq!(fresh_counts["listed_turns"], turns, "{rel}");
+        assert_eq!(
+            fresh_counts["records"], fresh_counts["live_records"],
+            "{rel}: {fresh_counts}"
+        );
+        let rows = fresh_counts["turn_rows"].as_array().unwrap();
+        assert_eq!(rows.len(), turns, "{rel}");
+        let in_turns: u64 = rows.iter().map(|t| t[1].as_u64().unwrap()).sum();
+        assert_eq!(fresh_counts["records"], in_turns, "{rel}");
+        let doc = std::fs::read_to_string(fixtures.join("gemini-rewound").join(rel)).unwrap();
+        let kept_ids = kept_messages(&doc);
+        assert_eq!(kept_ids.len(), messages, "{rel}");
+        let (input, output) = kept_tokens(&doc, &kept_ids);
+        let tokens = &fresh_counts["tokens"];
+        assert_eq!(
+            (
+                tokens["input"].as_u64().unwrap() + tokens["cache_read"].as_u64().unwrap(),
+                tokens["output"].as_u64().unwrap()
+            ),
+            (input, output),
+            "{rel}: {tokens}"
+        );
+        insta::assert_json_snapshot!(
+            format!("gemini_rewound_{}", rel.split('/').next().unwrap()),
+            fresh_counts
+        );
+
+        // An archive an older Cairn counted this way (its dropped turns and records counted)
+        // is offered a reindex, which counts what the rewound file keeps.
+        let db = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+        db.execute(
+            "UPDATE sessions SET read_by = ?1, record_count = ?2, turn_count = ?3",
+            rusqlite::params![
+                cairn_core::archive::sources::unchanged_since(Agent::Gemini) - 1,
+                before["records"].as_i64().unwrap(),
+                before["turns"].as_i64().unwrap()
+            ],
+        )
+        .unwrap();
+        assert_eq!(cairn.sessions_read_before().unwrap(), 1, "{rel}");
+        let request = cairn_core::ReindexRequest {
+            outdated: true,
+            ..Default::default()
+        };
+        cairn.reindex(&request, &Quiet).unwrap();
+        assert_eq!(
+            counts(data.path(), &cairn),
+            fresh_counts,
+            "{rel}: reindexed"
+        );
+    }
+}
+
+/// The ids of the messages a Gemini file holds at its end: a document's `messages`, or a log's
+/// messages up to its last `$rewindTo`.
+fn kept_messages(text: &str) -> Vec<String> {
+    if let Ok(doc) = serde_json::from_str::<Value>(text) {
+        return doc["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_owned())
+            .collect();
+    }
+    let mut ids: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if let Some(to) = v["$rewindTo"].as_str() {
+            let at = ids.iter().position(|id| id == to).unwrap();
+            ids.truncate(at);
+        } else if let Some(id) = v["id"].as_str()
+            && !ids.iter().any(|i| i == id)
+        {
+            ids.push(id.to_owned());
+        }
+    }
+    ids
+}
+
+/// The input and output tokens of the messages `ids` (each message's last version).
+fn kept_tokens(text: &str, ids: &[String]) -> (u64, u64) {
+    let messages: Vec<Value> = match serde_json::from_str::<Value>(text) {
+        Ok(doc) => doc["messages"].as_array().unwrap().clone(),
+        Err(_) => text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    };
+    let mut last = std::collections::BTreeMap::new();
+    for m in messages {
+        if let Some(id) = m["id"].as_str()
+            && ids.iter().any(|i| i == id)
+        {
+            last.insert(id.to_owned(), m["tokens"].clone());
+        }
+    }
+    last.values().fold((0, 0), |(i, o), t| {
+        (
+            i + t["input"].as_u64().unwrap_or(0),
+            o + t["output"].as_u64().unwrap_or(0),
+        )
+    })
+}

@@ -147,7 +147,7 @@ pub trait SourceParser: Send {
 /// reindex then takes it out of the records and the retained copies). A session records the
 /// revision that read it (`sessions.read_by`); those read before their agent's transcripts
 /// last changed ([`unchanged_since`]) are offered a reindex (`cairn doctor`, Settings).
-pub const PARSERS_REVISION: i64 = 4;
+pub const PARSERS_REVISION: i64 = 5;
 
 /// The revision that last changed how every agent's transcripts read: the redaction rules (the
 /// redaction digest in `tests/reindex.rs` is pinned to it), or a change to what all readers
@@ -162,6 +162,8 @@ pub fn unchanged_since(agent: Agent) -> i64 {
     match agent {
         // Times written without a zone, and a folder written from the home.
         Agent::Hermes => 4,
+        // A rewound chat counted its dropped turns, records and tokens.
+        Agent::Gemini => 5,
         _ => ALL_AGENTS_UNCHANGED_SINCE,
     }
 }

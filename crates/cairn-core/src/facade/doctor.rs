@@ -68,10 +68,17 @@ impl Cairn {
         } else {
             self.archive_checks(&mut checks);
         }
+        // Where a sync reads Aider's and Crush's files: the repositories the archive knows.
+        let repositories = if self.holds_no_archive() {
+            Vec::new()
+        } else {
+            self.known_repositories()
+        };
         checks.extend(doctor::environment_checks(
             &self.config,
             dirs::home_dir().as_deref(),
             self.data_dir_elsewhere().as_deref(),
+            &repositories,
         ));
         checks.extend(doctor::endpoint_checks(&self.config));
         checks.extend(self.retention().iter().map(doctor::retention_check));
@@ -154,20 +161,16 @@ impl Cairn {
     /// The checks of an archive that exists: the data dir, the database, what older parsers
     /// read, the retained copies, who can read them.
     fn archive_checks(&self, checks: &mut Vec<Check>) {
-        // Read-only because its database would not open, not because of the folder.
+        // Whether capture can write there, and has room to: a full disk and a read-only archive
+        // are told apart. An archive read in memory (its database too damaged to open) is
+        // read-only for that reason, not the data dir's.
         let read_only = self.read_only && !self.reads_in_memory();
-        checks.push(Check {
-            name: "data dir".into(),
-            status: if read_only { Status::Warn } else { Status::Ok },
-            detail: if read_only {
-                format!(
-                    "{} (read-only: reading works, capture does not)",
-                    self.data_dir.display()
-                )
-            } else {
-                self.data_dir.display().to_string()
-            },
-        });
+        let facts = doctor::space::measure(
+            &self.data_dir,
+            read_only,
+            self.no_room.as_ref().map(|(_, why)| *why),
+        );
+        checks.push(doctor::space::check(&facts));
         // Checked on a connection of its own, before the shared one is taken: reads go on.
         let damage = doctor::damage(&self.data_dir.join(DB_FILE));
         {

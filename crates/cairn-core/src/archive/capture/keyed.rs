@@ -17,6 +17,12 @@ pub(super) struct KeyedWriter {
     pub(super) updated: u32,
     /// Turns whose records changed or were retracted: their counters are recomputed.
     turns: BTreeSet<i64>,
+    /// Records that came back less records retracted: what the session's count of records
+    /// moves by besides the batch's new ones.
+    live_delta: i64,
+    /// Whether a record was retracted or came back: the session's turns are then counted
+    /// again ([`live_turns`]), a turn whose records were all dropped no longer counting.
+    liveness_changed: bool,
 }
 
 /// The full-text index rows a batch adds: (rowid, text, tool input).
@@ -106,6 +112,10 @@ impl KeyedWriter {
             indexed.push((id, r.text.as_deref(), lr.tool_input.as_deref()));
         }
         self.turns.extend(turn);
+        if retracted {
+            self.live_delta += 1;
+            self.liveness_changed = true;
+        }
         self.updated += 1;
         Ok(())
     }
@@ -137,17 +147,39 @@ impl KeyedWriter {
         })?;
         for turn in turns {
             self.turns.extend(turn?);
+            self.live_delta -= 1;
+            self.liveness_changed = true;
+        }
+        if let UnitEvent::Retract(unit) = event {
+            // A dropped message's tokens go with it (keyed by the unit, as the sources that
+            // key records write them); a message that comes back brings its own again.
+            tx.prepare_cached("DELETE FROM token_usage WHERE session_id = ?1 AND message_id = ?2")?
+                .execute(params![session_row, unit])?;
         }
         Ok(())
     }
 
+    /// How many more records of the session are live after this batch's retractions and
+    /// returns (negative when more were dropped).
+    pub(super) fn live_delta(&self) -> i64 {
+        self.live_delta
+    }
+
+    /// Whether a record was retracted or came back in this batch.
+    pub(super) fn liveness_changed(&self) -> bool {
+        self.liveness_changed
+    }
+
     /// Recompute the counters and previews of the turns whose records changed, from their live
-    /// records, as a fresh read of the same content would have made them.
+    /// records, as a fresh read of the same content would have made them (a turn whose every
+    /// record was dropped counts none, and the session does not count it).
     pub(super) fn recount_turns(&self, tx: &rusqlite::Connection) -> rusqlite::Result<()> {
         for turn in &self.turns {
             recount_previews(tx, *turn)?;
             tx.prepare_cached(
                 "UPDATE turns SET
+                    record_count = (SELECT count(*) FROM records
+                        WHERE turn_id = ?1 AND retracted_at IS NULL),
                     tool_call_count = (SELECT count(*) FROM records
                         WHERE turn_id = ?1 AND kind = 'tool_call' AND retracted_at IS NULL),
                     edit_count = (SELECT count(*) FROM records
@@ -197,6 +229,15 @@ fn recount_previews(tx: &rusqlite::Connection, turn: i64) -> rusqlite::Result<()
             assistant
         ])?;
     Ok(())
+}
+
+/// The session's turns as a fresh read of what its agent still holds counts them: those that
+/// hold a live record (a rewound chat's dropped turns keep their rows, so a message that comes
+/// back finds its turn, but are not counted). Their counters must be current
+/// ([`KeyedWriter::recount_turns`]).
+pub(super) fn live_turns(tx: &rusqlite::Connection, session_row: i64) -> rusqlite::Result<i64> {
+    tx.prepare_cached("SELECT count(*) FROM turns WHERE session_id = ?1 AND record_count > 0")?
+        .query_row([session_row], |r| r.get(0))
 }
 
 /// Whether the session holds any record (retracted or not).

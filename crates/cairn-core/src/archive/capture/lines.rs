@@ -409,6 +409,9 @@ pub(super) fn take_output(
 ) {
     let mut versions: Vec<(String, Vec<String>)> = Vec::new();
     for unit in out.retract_units.drain(..) {
+        // Its tokens read earlier in this batch go with it (the writer deletes those stored
+        // before), so a read that sees a message and then its rewind counts none of them.
+        batch.usage.retain(|(message, _)| *message != unit);
         batch
             .unit_events
             .push((batch.records.len(), UnitEvent::Retract(unit)));

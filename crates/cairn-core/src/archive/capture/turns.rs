@@ -11,7 +11,10 @@ use crate::keys;
 pub(super) struct TurnWriter<'b> {
     session_row: i64,
     session_key: String,
+    /// Every turn row the session has (each new one's index).
     count: i64,
+    /// Turns opened by this writer.
+    opened: i64,
     current: Option<TurnAcc>,
     /// The open turn's latest assistant text, made into its preview only when the turn is
     /// written (a turn can hold hundreds of assistant messages; only the last one shows).
@@ -42,6 +45,7 @@ impl<'b> TurnWriter<'b> {
             session_row,
             session_key: session_key.to_owned(),
             count: 0,
+            opened: 0,
             current: None,
             last_assistant: None,
         }
@@ -89,6 +93,7 @@ impl<'b> TurnWriter<'b> {
             session_row,
             session_key: session_key.to_owned(),
             count,
+            opened: 0,
             current,
             last_assistant: None,
         })
@@ -98,8 +103,9 @@ impl<'b> TurnWriter<'b> {
         self.current.as_ref().map(|t| t.id)
     }
 
-    pub(super) fn count(&self) -> i64 {
-        self.count
+    /// The turns this writer opened (each holds a record it added).
+    pub(super) fn opened(&self) -> i64 {
+        self.opened
     }
 
     /// A human prompt opens a turn; so does the first record of a session. Two human text
@@ -132,6 +138,7 @@ impl<'b> TurnWriter<'b> {
         .execute(params![self.session_row, self.count, turn_key, ordinal, r.timestamp])?;
         let id = tx.last_insert_rowid();
         self.count += 1;
+        self.opened += 1;
         self.current = Some(TurnAcc {
             id,
             opening_hash: hash.to_owned(),

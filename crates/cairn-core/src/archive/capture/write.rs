@@ -303,14 +303,19 @@ pub(super) fn commit_in<'b>(
             Appended::Short { .. } => return Ok(Commit::Reread),
         };
 
-        let (records_before, mut next_ordinal): (i64, i64) = tx
-            .prepare_cached("SELECT record_count, next_ordinal FROM sessions WHERE id = ?1")
+        let (records_before, turns_before, mut next_ordinal): (i64, i64, i64) = tx
+            .prepare_cached(
+                "SELECT record_count, turn_count, next_ordinal FROM sessions WHERE id = ?1",
+            )
             .map_err(e)?
-            .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([session_row], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(e)?;
         let first_ordinal = next_ordinal;
-        let mut turns = if records_before == 0 {
-            // A session without records has no turns yet.
+        // The count of records is of live ones: a session whose agent dropped every record it
+        // held counts none, yet keeps its turns, which the ordinals tell.
+        let never_held = first_ordinal == 0;
+        let mut turns = if never_held {
+            // A session that never held a record has no turns yet.
             TurnWriter::new(session_row, &session_key)
         } else {
             TurnWriter::load(tx, session_row, &session_key).map_err(e)?
@@ -320,7 +325,7 @@ pub(super) fn commit_in<'b>(
         // A session holding no record yet holds none of a unit's but those this batch adds:
         // the first version of each unit read here retracts nothing, so it is not applied (a
         // statement a unit, about as costly as inserting a record, on every first read).
-        let mut fresh_units: Option<std::collections::HashSet<&str>> = (records_before == 0
+        let mut fresh_units: Option<std::collections::HashSet<&str>> = (never_held
             && !keyed::session_has_records(tx, session_row).map_err(e)?)
         .then(std::collections::HashSet::new);
         {
@@ -465,13 +470,28 @@ pub(super) fn commit_in<'b>(
                 });
             }
         }
+        // What a fresh read of the agent's file as it is now would count: the records it still
+        // holds and the turns holding one (a rewound chat's dropped turns no longer count).
+        let record_count = records_before + i64::from(added) + keyed.live_delta();
+        let turn_count = if keyed.liveness_changed() {
+            keyed::live_turns(tx, session_row).map_err(e)?
+        } else {
+            turns_before + turns.opened()
+        };
         tx.prepare_cached(
-            "UPDATE sessions SET record_count = record_count + ?2, next_ordinal = ?3, turn_count = ?4,
+            "UPDATE sessions SET record_count = ?2, next_ordinal = ?3, turn_count = ?4,
                 warning_count = warning_count + ?5, secret_count = secret_count + ?6
              WHERE id = ?1",
         )
         .map_err(e)?
-        .execute(params![session_row, added, next_ordinal, turns.count(), new_warnings.len() as i64, new_findings as i64])
+        .execute(params![
+            session_row,
+            record_count.max(0),
+            next_ordinal,
+            turn_count,
+            new_warnings.len() as i64,
+            new_findings as i64
+        ])
         .map_err(e)?;
         let mut capture_id = None;
         if added > 0 && trigger != Trigger::Reindex {
@@ -483,7 +503,7 @@ pub(super) fn commit_in<'b>(
             .execute(params![
                     session_row,
                     source_row,
-                    if records_before == 0 { "backfill" } else { "incremental" },
+                    if never_held { "backfill" } else { "incremental" },
                     trigger.as_str(),
                     now,
                     first_ordinal,

@@ -251,14 +251,16 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
             reasoning: u(per_message.4),
         };
     }
+    // What the agent still holds, as a fresh read counts it: a rewound chat's dropped records
+    // are shown, marked, but not counted (here, in the tools and the edited paths).
     let mut stmt = conn
-        .prepare_cached("SELECT kind, COUNT(*) FROM records WHERE session_id = ?1 GROUP BY kind")?;
+        .prepare_cached("SELECT kind, COUNT(*) FROM records WHERE session_id = ?1 AND retracted_at IS NULL GROUP BY kind")?;
     for row in stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
         let (k, n) = row?;
         d.kinds.insert(k, count(n));
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT tool_name, COUNT(*) FROM records WHERE session_id = ?1 AND kind = 'tool_call' GROUP BY tool_name",
+        "SELECT tool_name, COUNT(*) FROM records WHERE session_id = ?1 AND kind = 'tool_call' AND retracted_at IS NULL GROUP BY tool_name",
     )?;
     for row in stmt.query_map([id], |r| {
         Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
@@ -269,7 +271,7 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
     }
     let mut stmt = conn.prepare_cached(
         "SELECT DISTINCT j.value FROM records r, json_each(r.file_paths) j
-         WHERE r.session_id = ?1 AND r.file_paths IS NOT NULL ORDER BY j.value",
+         WHERE r.session_id = ?1 AND r.file_paths IS NOT NULL AND r.retracted_at IS NULL ORDER BY j.value",
     )?;
     d.edited_paths = stmt
         .query_map([id], |r| r.get(0))?

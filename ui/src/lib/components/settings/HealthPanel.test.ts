@@ -183,25 +183,22 @@ describe('HealthPanel: checks', () => {
     expect(shown?.querySelector('b')).toBeNull();
   });
 
-  it('says Aider and Crush are read in every repository a session ran in, as a sync reads them', async () => {
-    // Doctor's words (doctor.rs) when no folder is named; a sync reads each known repository's file anyway.
-    const none = (agent: string, variable: string, file: string) => ({
-      name: `${agent} sources`,
-      status: 'ok',
-      detail: `none set: name your repositories (or folders of them) in $${variable} or [sources.${agent}] dirs to read their ${file}`,
-    });
+  it('shows Aider’s and Crush’s lines as doctor words them, as `cairn doctor` prints them', async () => {
+    // Doctor's words (doctor.rs `repository_sources`): what a sync reads, said the same in both
+    // doors; the window rewords no check, whatever it begins with.
+    const aider =
+      'a sync reads the .aider.chat.history.md of each of the 3 repositories captured sessions ran in (1 holds one); name more repositories (or folders of them) in $AIDER_HISTORY_DIRS or [sources.aider] dirs (Settings › Transcript folders)';
+    const crush =
+      'none set, and no repository known yet: a sync reads the .crush/crush.db of each repository a captured session ran in; name repositories (or folders of them) in $CRUSH_PROJECT_DIRS or [sources.crush] dirs (Settings › Transcript folders) to read theirs now';
     panel(async () => ok(report()), [
-      none('aider', 'AIDER_HISTORY_DIRS', '.aider.chat.history.md'),
-      none('crush', 'CRUSH_PROJECT_DIRS', '.crush/crush.db'),
+      { name: 'aider sources', status: 'ok', detail: aider },
+      { name: 'crush sources', status: 'ok', detail: crush },
       { name: 'aider source dir', status: 'ok', detail: '/work/shop (environment)' },
+      { name: 'kilo sources', status: 'ok', detail: 'none set: as it came' },
+      { name: 'crush sources', status: 'ok', detail: 'none set: as it came' },
     ]);
     await settle();
     const details = [...document.querySelectorAll('[data-testid="health-checks"] .detail')].map((d) => d.textContent);
-    expect(details[0]).toBe(
-      'no folder named: read from every repository a captured session ran in (its .aider.chat.history.md); Change… under Transcript folders names more repositories, or folders of them',
-    );
-    expect(details[1]).toContain('(its .crush/crush.db)');
-    expect(details.join('\n')).not.toContain('none set');
-    expect(details[2]).toBe('/work/shop (environment)');
+    expect(details).toEqual([aider, crush, '/work/shop (environment)', 'none set: as it came', 'none set: as it came']);
   });
 });
