@@ -245,6 +245,49 @@ fn a_rebuild_stores_no_secret_a_manifest_holds() {
     );
 }
 
+/// A manifest field this build does not know (a later build's, or a forger's) is not read and
+/// not checked: a reindex writes the manifest again with the fields it knows, so whatever the
+/// unknown one held is gone from the data dir.
+#[test]
+fn a_reindex_drops_a_manifest_field_this_build_does_not_know() {
+    let src = tempfile::tempdir().unwrap();
+    copy_tree(&support::fixtures().join("claude"), src.path());
+    let files = support::found(Agent::Claude, src.path());
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    let copy = copies_of(data.path())[0].clone();
+    let (mut manifest, _) = manifest_of(&copy);
+    manifest["note"] = serde_json::json!(format!("deploy key {TOKEN}"));
+    with_manifest(&copy, &copy, &manifest);
+    let key = copy
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_owned();
+    Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "UPDATE sources SET retained_len = ?1 WHERE source_key = ?2",
+            rusqlite::params![std::fs::metadata(&copy).unwrap().len() as i64, key],
+        )
+        .unwrap();
+    assert!(!leaks(data.path(), &[TOKEN]).is_empty(), "planted");
+
+    cairn.reindex(&ReindexRequest::default(), &Quiet).unwrap();
+    let left = leaks(data.path(), &[TOKEN]);
+    assert!(left.is_empty(), "{}", left.join("\n"));
+    assert!(
+        manifest_of(&copies_of(data.path())[0])
+            .0
+            .get("note")
+            .is_none()
+    );
+}
+
 /// The archive written by schema 11 (`tests/fixtures/archive-v11`) in `dir`, opened by no
 /// build since, its copy's bytes followed by `tail`. Returns the data dir, the copy and the
 /// copy's length before `tail`.

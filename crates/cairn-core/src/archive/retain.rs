@@ -1111,9 +1111,13 @@ impl Retained {
             return Err(corrupt(path, "its committed bytes end inside a frame"));
         }
         let payloads = manifest_payloads(held);
-        let stale = payloads
-            .iter()
-            .any(|p| serde_json::from_slice::<Manifest>(p).map_or(true, |m| m.stale_against(rows)));
+        // A payload that is not what this build writes of what it reads (a field it does not
+        // know, which may hold anything) is stale too: the rewrite keeps only known fields.
+        let stale = payloads.iter().any(|p| {
+            serde_json::from_slice::<Manifest>(p).map_or(true, |m| {
+                m.stale_against(rows) || manifest_payload(&m) != *p
+            })
+        });
         if !stale {
             return Ok(None);
         }
