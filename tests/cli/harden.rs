@@ -424,12 +424,19 @@ fn strip_times(dump: &str) -> String {
         .join("\n")
 }
 
-#[test]
-fn human_output_carries_no_terminal_control_sequences() {
-    let env = Env::new();
+/// What a hostile transcript's text holds: window titles, a screen clear, colours, 8-bit CSI,
+/// a carriage return and backspace, a hyperlink.
+const EVIL: &str = "fix \u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{9b}31m\r\u{8}title\u{1b}]8;;https://evil.invalid\u{1b}\\link";
+
+/// [`EVIL`] as a reader is handed it.
+const EVIL_CLEANED: &str = "fix redtitlelink";
+
+/// A Claude session `evil-1` whose prompt, reply (of two lines), tool call, folder and branch
+/// hold [`EVIL`]'s sequences, and the fixtures' short session beside it.
+fn plant_evil_session(env: &Env) {
     let dir = env.claude().join("-home-USER-projects-evil");
     std::fs::create_dir_all(&dir).unwrap();
-    let evil = "fix \u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{9b}31m\r\u{8}title\u{1b}]8;;https://evil.invalid\u{1b}\\link";
+    let evil = EVIL;
     let line = |i: u32, ty: &str, content: serde_json::Value| {
         json!({"type": ty, "uuid": format!("u{i}"), "parentUuid": null, "sessionId": "evil-1",
                "timestamp": format!("2026-01-01T00:00:0{i}Z"), "cwd": "/home/USER/projects/evil\u{1b}[1m",
@@ -438,7 +445,11 @@ fn human_output_carries_no_terminal_control_sequences() {
     };
     let lines = [
         line(1, "user", json!(evil)),
-        line(2, "assistant", json!([{"type": "text", "text": evil}])),
+        line(
+            2,
+            "assistant",
+            json!([{"type": "text", "text": format!("{evil}\nsecond line")}]),
+        ),
         line(
             3,
             "assistant",
@@ -451,6 +462,13 @@ fn human_output_carries_no_terminal_control_sequences() {
         dir.join("short.jsonl"),
     )
     .unwrap();
+}
+
+#[test]
+fn human_output_carries_no_terminal_control_sequences() {
+    let env = Env::new();
+    plant_evil_session(&env);
+    let evil = EVIL;
     let mut outputs = vec![env.ok(&["sync"])];
     // Recall entries come from imported JSONL: their text is hostile too.
     let entry = json!({"candidate_id": "evil", "session_id": SMALL, "type": "warning", "scope": "project",
@@ -487,6 +505,71 @@ fn human_output_carries_no_terminal_control_sequences() {
             &all[i.saturating_sub(40)..(i + 40).min(all.len())]
         );
     }
+}
+
+/// `--json` carries a teammate's or a transcript's text cleaned as the human output does, so
+/// `jq -r` prints no escape sequence: every string of `sessions`, `show` (a session, a turn, a
+/// link's records) and `search` is free of control characters but newlines and tabs, the
+/// planted prompt reads as a person reads it, and a reply's second line is kept.
+#[test]
+fn json_output_carries_no_terminal_control_sequences() {
+    let env = Env::new();
+    plant_evil_session(&env);
+    env.ok(&["sync"]);
+    fn strings<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(m) => m.iter().for_each(|(k, v)| {
+                out.push(k);
+                strings(v, out);
+            }),
+            _ => {}
+        }
+    }
+    let key = env.json(&["show", "evil-1"])["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let link = format!("cairn://session/{key}?record=1");
+    let documents = [
+        vec!["sessions"],
+        vec!["show", "evil-1"],
+        vec!["show", "evil-1", "--turn", "0"],
+        vec!["show", link.as_str()],
+        vec!["search", "title"],
+    ];
+    for args in &documents {
+        let doc = env.json(args);
+        let mut all = Vec::new();
+        strings(&doc, &mut all);
+        for s in all {
+            assert!(
+                !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "{args:?}: {s:?}"
+            );
+        }
+    }
+    let turn = env.json(&["show", "evil-1", "--turn", "0"]);
+    let texts: Vec<&str> = turn["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["text"].as_str())
+        .collect();
+    assert!(texts.contains(&EVIL_CLEANED), "{texts:?}");
+    assert!(
+        texts.contains(&format!("{EVIL_CLEANED}\nsecond line").as_str()),
+        "{texts:?}"
+    );
+    let sessions = env.json(&["sessions"]);
+    let planted = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session_key"] == key.as_str())
+        .unwrap();
+    assert_eq!(planted["git_branch"], "main", "{planted}");
 }
 
 #[cfg(unix)]

@@ -99,6 +99,152 @@ fn show_opens_the_links_reports_and_exports_cite() {
     assert!(err.contains("record 99999"), "{err}");
 }
 
+/// The MCP server's `show` tool's answer to `arguments`, as an agent reads it: `cairn mcp` over
+/// stdio on this environment's archive.
+fn mcp_show(env: &Env, arguments: &serde_json::Value) -> serde_json::Value {
+    use std::io::{BufRead, BufReader, Write};
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "show", "arguments": arguments}}),
+    ];
+    let mut server = env
+        .command()
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    for m in &messages {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    // Read until the call is answered; a server that never answers fails rather than hangs.
+    let stdout = server.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(m) = serde_json::from_str::<serde_json::Value>(&line)
+                && m["id"] == 2
+            {
+                let _ = tx.send(m);
+                return;
+            }
+        }
+    });
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(120));
+    drop(stdin);
+    let _ = server.kill();
+    let _ = server.wait();
+    let answer = answer.expect("no answer to `show`");
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_else(|| panic!("{answer}"))
+}
+
+/// Every page of the `show` tool's answer to `address` (a page the byte budget cut goes on
+/// from its cursor): the first page, and the records of all of them.
+fn mcp_records(env: &Env, address: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
+    let first = mcp_show(env, &json!({"address": address}));
+    let mut records = first["records"].as_array().unwrap().clone();
+    let mut page = first.clone();
+    while let Some(cursor) = page["next_cursor"].as_str() {
+        assert!(records.len() <= 100, "the pages never end");
+        page = mcp_show(env, &json!({"address": address, "cursor": cursor}));
+        records.extend(page["records"].as_array().unwrap().iter().cloned());
+    }
+    (first, records)
+}
+
+fn ordinals(records: &serde_json::Value) -> Vec<u64> {
+    records
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ordinal"].as_u64().unwrap())
+        .collect()
+}
+
+/// A link to records names the same records in `cairn show` and in the MCP server's `show`
+/// tool (one window of the core's, default 20 on both): around one record, and for a range
+/// that runs past its turn's end, the turn's last records with the rest left to the next turn.
+#[test]
+fn the_cli_and_the_mcp_server_show_the_same_records_for_a_link() {
+    let env = synced();
+    let key = key_of(&env, BIG);
+    let turn_last =
+        env.json(&["show", &key, "--turn", "0", "--limit", "1"])["records"][0]["ordinal"]
+            .as_u64()
+            .unwrap();
+    for cited in [
+        "40".to_owned(),
+        "2-3".to_owned(),
+        format!("{}-{}", turn_last - 3, turn_last + 4),
+    ] {
+        let link = format!("cairn://session/{key}?record={cited}");
+        let cli = env.json(&["show", &link]);
+        let (mcp, records) = mcp_records(&env, &link);
+        let records = serde_json::Value::Array(records);
+        assert_eq!(
+            ordinals(&cli["records"]),
+            ordinals(&records),
+            "{link}: {mcp}"
+        );
+        assert_eq!(cli["cited_records"], mcp["cited_records"], "{link}");
+        assert_eq!(cli["has_more_after"], mcp["has_more_after"], "{link}");
+        assert_eq!(
+            cli["cited_after_turn"]["first"], mcp["cited_after_turn"]["first"],
+            "{link}"
+        );
+        let cited: Vec<u64> = records
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["cited"] == true)
+            .map(|r| r["ordinal"].as_u64().unwrap())
+            .collect();
+        let (first, last) = (
+            cli["cited_records"]["first"].as_u64().unwrap(),
+            cli["cited_records"]["last"].as_u64().unwrap(),
+        );
+        assert_eq!(cited, (first..=last).collect::<Vec<u64>>(), "{link}");
+    }
+    // The range past the turn: the turn's last 20, the rest named with the next turn.
+    let link = format!(
+        "cairn://session/{key}?record={}-{}",
+        turn_last - 3,
+        turn_last + 4
+    );
+    let cli = env.json(&["show", &link]);
+    assert_eq!(
+        ordinals(&cli["records"]),
+        (turn_last - 19..=turn_last).collect::<Vec<u64>>()
+    );
+    assert_eq!(
+        cli["cited_after_turn"],
+        json!({"first": turn_last + 1, "last": turn_last + 4})
+    );
+    let mcp = mcp_show(&env, &json!({"address": link}));
+    assert_eq!(
+        mcp["cited_after_turn"]["turn_address"],
+        format!("cairn://session/{key}?turn=1").as_str()
+    );
+    let human = env.ok(&["show", &link]);
+    assert!(
+        human.contains(&format!(
+            "(records {}-{} are in the turns after this one: --turn 1 shows the next)",
+            turn_last + 1,
+            turn_last + 4
+        )),
+        "{human}"
+    );
+}
+
 /// `show --help` says a key's prefix is taken, and it is.
 #[test]
 fn show_takes_a_unique_key_prefix_as_its_help_says() {

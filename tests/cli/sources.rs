@@ -174,3 +174,85 @@ fn an_unreadable_source_dir_is_said_by_sync_and_fails_doctor() {
         "{codex_check}"
     );
 }
+
+/// A folder's name cannot forge a line of a sync's output: one named `evil\nFAKE: ok` holding
+/// a transcript with a line that does not parse, and one beside it the OS will not list, are
+/// each a warning of one line, the newline and escapes in their names shown as `\n` and
+/// `\u{1b}`; doctor's check and `show`'s parse warning print them so too.
+#[test]
+fn a_folder_name_cannot_forge_a_warning_line() {
+    let env = Env::new();
+    let as_root = std::fs::metadata(env.root.path()).unwrap().uid() == 0;
+    let evil = env.claude().join("evil\nFAKE: ok\u{1b}[2J");
+    let locked = env.claude().join("locked\nFAKE: all captured");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::fs::create_dir_all(&locked).unwrap();
+    let good = std::fs::read_to_string(fixtures().join("claude/short.jsonl")).unwrap();
+    std::fs::write(
+        evil.join("s.jsonl"),
+        format!("{{\"type\": \"user\", oops\n{good}"),
+    )
+    .unwrap();
+    // A source dir of its own, named in config.toml, that the OS will not list: doctor's check.
+    let refusing = env.root.path().join("src\nFAKE: doctor ok");
+    std::fs::create_dir_all(&refusing).unwrap();
+    std::fs::write(
+        env.data().join("config.toml"),
+        format!(
+            "[sources.claude]\ndirs = [{:?}, {:?}]\n",
+            env.claude().display().to_string(),
+            refusing.display().to_string()
+        ),
+    )
+    .unwrap();
+    if as_root {
+        set_mode(env.root.path(), 0o755);
+        for dir in [env.data(), env.home()] {
+            std::os::unix::fs::chown(&dir, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+    }
+    set_mode(&locked, 0o000);
+    set_mode(&refusing, 0o000);
+    let sync = run_refused(&env, as_root, &["sync"]);
+    let doctor = run_refused(&env, as_root, &["doctor"]);
+    set_mode(&locked, 0o755);
+    set_mode(&refusing, 0o755);
+    let human = crate::support::succeeded(sync, "cairn sync");
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(
+        lines.iter().all(|l| !l.starts_with("FAKE")),
+        "a folder's name printed a line of its own: {human}"
+    );
+    assert!(!human.contains('\u{1b}'), "{human:?}");
+    let said = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no warning names {name}: {human}"))
+            .to_string()
+    };
+    let parse = said("evil\\nFAKE: ok\\u{1b}[2J/s.jsonl:1:");
+    assert!(parse.starts_with("  "), "{parse}");
+    for name in ["locked\\nFAKE: all captured", "src\\nFAKE: doctor ok"] {
+        let refused = said(name);
+        assert!(refused.contains("permission denied"), "{refused}");
+    }
+
+    // Doctor names the refusing source dir so in its check.
+    let doctor = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    assert!(
+        doctor.lines().all(|l| !l.starts_with("FAKE")) && doctor.contains("src\\nFAKE: doctor ok"),
+        "{doctor}"
+    );
+
+    // `show` prints the session's parse warning the same way.
+    let session = env.json(&["sessions"])[0]["session_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let shown = env.ok(&["show", &session]);
+    assert!(
+        shown.lines().all(|l| !l.starts_with("FAKE")) && shown.contains("evil\\nFAKE: ok"),
+        "{shown}"
+    );
+}

@@ -173,7 +173,9 @@ async def main():
             check(turn["records"], "show turn: no records")
             rec_addr = turn["records"][-1]["address"]
             rec = await c.ok("show", {"address": rec_addr})
-            check(len(rec["records"]) == 1 and rec["records"][0]["address"] == rec_addr, "show record")
+            # The record in its turn with those around it, as `cairn show` gives it: marked.
+            cited = [r for r in rec["records"] if r["cited"]]
+            check(len(cited) == 1 and cited[0]["address"] == rec_addr, "show record")
 
             # search: lexical with filters, then a cursor.
             hits = await c.ok("search", {"query": "phoenix", "agent": "claude", "branch": "master", "limit": 1})

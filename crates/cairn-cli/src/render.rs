@@ -2,7 +2,9 @@
 //! which calls it), so a transcript, a teammate's document or a model's answer that holds
 //! terminal escape sequences or bidi controls cannot drive the reader's terminal; times pass
 //! [`short_time`]/[`time`], which show only a strictly parsed RFC 3339 timestamp. JSON output
-//! writes those characters as `\u` escapes ([`json`]), so it is as inert on a terminal.
+//! passes every string through [`clean`] too, and writes what a reader would still not see as
+//! `\u` escapes ([`json`]), so `jq -r` on it is as inert on a terminal. A warning line shows
+//! what its names hold as visible escapes instead ([`warning`]): it stays one line.
 
 use std::io::Write;
 use std::path::Path;
@@ -23,6 +25,14 @@ pub fn clean(text: &str) -> String {
     cairn_core::text::printable(text)
 }
 
+/// A warning line as it is printed: [`clean`]'s set, newlines and tabs written as visible
+/// escapes (`\n`, `\u{1b}`) instead of cut or kept ([`cairn_core::text::visible_line`]). A
+/// warning names folders and files, and one named `evil\nFAKE: ok` must not print a line of
+/// its own; the name shown is the one to look for.
+pub fn warning(text: &str) -> String {
+    cairn_core::text::visible_line(text)
+}
+
 /// The most of a title (a Recall entry's, a report's, a session's) a line shows: more than any
 /// front door stores, so a title is cut only when something wrote a longer one.
 pub const TITLE_CHARS: usize = 600;
@@ -36,8 +46,12 @@ pub fn line(text: &str, max: usize) -> String {
 
 pub use cairn_core::text::plural;
 
-/// Pretty JSON. serde_json escapes C0 controls; C1 controls and bidi controls are written as
-/// `\u` escapes too, so the document means the same to a program and is inert on a terminal.
+/// Pretty JSON, every string in it (a key too) through [`clean`] as human output's fields are:
+/// a title, a record's text, a path or a branch from a transcript or a teammate comes out as a
+/// person reads it, so `jq -r` prints no escape sequence a teammate planted. Cairn's own
+/// strings (keys, kinds, times) hold nothing cleaning removes; a record's newlines and tabs
+/// stay, as they do on screen. The formatter would write a C1 or bidi control or an invisible
+/// break as a `\u` escape, should one reach it.
 pub fn json<T: Serialize>(out: &mut impl Write, value: &T) -> Result<()> {
     json_with(out, value, Some(serde_json::ser::PrettyFormatter::new()))
 }
@@ -52,10 +66,33 @@ fn json_with<T: Serialize>(
     value: &T,
     pretty: Option<serde_json::ser::PrettyFormatter<'static>>,
 ) -> Result<()> {
+    let mut value = serde_json::to_value(value)?;
+    cleaned(&mut value);
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, InertFormatter(pretty));
     value.serialize(&mut ser)?;
     writeln!(out)?;
     Ok(())
+}
+
+/// Every string of `value`, its objects' keys too, through [`clean`] (the fields of every
+/// `--json` document: the core's types hold text from transcripts, teammates and models).
+fn cleaned(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    let dirty = |s: &str| !cairn_core::text::hidden(s).is_empty();
+    match value {
+        Value::String(s) if dirty(s) => *s = clean(s),
+        Value::Array(items) => items.iter_mut().for_each(cleaned),
+        Value::Object(fields) => {
+            if fields.keys().any(|k| dirty(k)) {
+                *fields = std::mem::take(fields)
+                    .into_iter()
+                    .map(|(k, v)| (clean(&k), v))
+                    .collect();
+            }
+            fields.values_mut().for_each(cleaned);
+        }
+        _ => {}
+    }
 }
 
 /// serde_json's pretty formatter (or its compact one, without), with C1 and bidi controls and
@@ -218,7 +255,7 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
         }
     }
     if let Some(line) = &r.retention_warning {
-        writeln!(out, "Warning: {}", clean(line))?;
+        writeln!(out, "Warning: {}", warning(line))?;
     }
     Ok(())
 }
@@ -860,11 +897,11 @@ pub fn parse_warnings(out: &mut impl Write, warnings: &[Warning]) -> Result<()> 
     Ok(())
 }
 
-/// One parse warning, indented: `path:line: message`.
+/// One warning, indented: `path:line: message`, each part one line ([`warning`]).
 fn warning_line(out: &mut impl Write, w: &Warning) -> Result<()> {
     match w.line {
-        Some(l) => writeln!(out, "  {}:{}: {}", clean(&w.path), l, clean(&w.message))?,
-        None => writeln!(out, "  {}: {}", clean(&w.path), clean(&w.message))?,
+        Some(l) => writeln!(out, "  {}:{}: {}", warning(&w.path), l, warning(&w.message))?,
+        None => writeln!(out, "  {}: {}", warning(&w.path), warning(&w.message))?,
     }
     Ok(())
 }
@@ -1324,11 +1361,12 @@ pub fn doctor(out: &mut impl Write, r: &DoctorReport) -> Result<()> {
             Status::Warn => "warn",
             Status::Fail => "FAIL",
         };
+        // A detail names folders (a source dir that will not open): one line, as a warning.
         writeln!(
             out,
             "{mark}  {:<width$} {}",
             clean(&c.name),
-            clean(&c.detail)
+            warning(&c.detail)
         )?;
     }
     Ok(())
@@ -1515,7 +1553,7 @@ impl Progress for Bar {
         }
         let line = format!(
             "Waiting for another Cairn capture to finish (it holds {}): a sync, a reindex or the app's live capture; a `cairn sync` stopped with Ctrl-Z holds it until it goes on (`fg`) or ends.",
-            clean(&lock.display().to_string())
+            warning(&lock.display().to_string())
         );
         match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
             Some(bar) => bar.println(line),
@@ -1651,13 +1689,24 @@ mod tests {
 
     #[test]
     #[allow(clippy::unwrap_used)]
-    fn json_writes_what_a_reader_would_not_see_as_escapes() {
+    fn json_cleans_every_string_and_key_as_human_output_does() {
         let mut out = Vec::new();
-        json_line(&mut out, &"ab\u{200b}cd\u{202e}\u{9b}e\u{feff}").unwrap();
+        let planted = serde_json::json!({
+            "ti\u{1b}[1mtle": "ab\u{200b}cd\u{202e}\u{9b}1me\u{feff}\u{206a}",
+            "text": "\u{1b}]0;pwned\u{7}line one\r\n\tline two\u{1b}[2J",
+            "n": [1, "main\u{1b}[5m"],
+        });
+        json_line(&mut out, &planted).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert_eq!(text, "\"ab\\u200bcd\\u202e\\u009be\\ufeff\"\n");
-        let back: String = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, "ab\u{200b}cd\u{202e}\u{9b}e\u{feff}");
+        assert_eq!(
+            text,
+            "{\"title\":\"abcde\",\"text\":\"line one\\n\\tline two\",\"n\":[1,\"main\"]}\n"
+        );
+        // The formatter escapes what a reader would not see, should it reach it.
+        let mut raw = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut raw, InertFormatter(None));
+        "a\u{200b}b\u{202e}".serialize(&mut ser).unwrap();
+        assert_eq!(String::from_utf8(raw).unwrap(), "\"a\\u200bb\\u202e\"");
     }
 
     #[test]

@@ -7,7 +7,6 @@ use std::io::Write;
 
 use anyhow::Result;
 use cairn_core::Cairn;
-use cairn_core::views::show::{RecordCoverage, TurnRecords};
 use clap::Args;
 
 use crate::Usage;
@@ -93,9 +92,10 @@ pub fn run(
     Ok(())
 }
 
-/// The records `cited` (first and last ordinal) in the turn holding the first: a window of
-/// `limit` records of that turn around them (more when they are more), the cited ones marked.
-/// Those past the turn's end are left to the turns that hold them.
+/// The records `cited` (first and last ordinal) in the turn holding the first: the core's window
+/// of `limit` records of that turn around them ([`Cairn::show_records`], what the MCP `show`
+/// tool gives for the same link), the cited ones marked. Those past the turn's end are left to
+/// the turns that hold them.
 fn records(
     cairn: &Cairn,
     session: &str,
@@ -105,105 +105,39 @@ fn records(
     keys: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let (from, to) = cited;
-    let Some(index) = cairn.turn_of_record(session, from)? else {
-        return Err(cairn_core::Error::NotFound(format!(
-            "record {from} in session {session:?}; list its turns with `cairn show {}`",
-            clean(session)
-        ))
-        .into());
-    };
-    let head = cairn.show_session(session, 0)?;
-    let from_turn = head.coverage.total_turns.saturating_sub(index);
-    let timeline = cairn.show_session(session, from_turn)?;
-    let turn = timeline
-        .turns
-        .iter()
-        .find(|t| t.turn_index == index)
-        .ok_or_else(|| {
-            cairn_core::Error::NotFound(format!("turn {index} of session {session:?}"))
-        })?;
-    let (start, end) = window((turn.first_ordinal, turn.last_ordinal), (from, to), limit);
-    let records = cairn.records(session, start, end)?;
-    let view = TurnRecords {
-        coverage: RecordCoverage {
-            showing_records: records.len() as u32,
-            total_records: turn.record_count,
-            has_more_before: start > turn.first_ordinal,
-        },
-        records,
-        // Its key, index and status as `--turn` gives them.
-        ..cairn.show_turn(session, &index.to_string(), 1)?
-    };
-    let cited_here = (from, to.min(turn.last_ordinal));
+    let view = cairn.show_records(session, cited.0, cited.1, limit)?;
     if json {
-        let mut value = serde_json::to_value(&view)?;
-        if let serde_json::Value::Object(fields) = &mut value {
-            fields.insert(
-                "cited_records".into(),
-                serde_json::json!({"first": cited_here.0, "last": cited_here.1}),
-            );
-            fields.insert(
-                "has_more_after".into(),
-                serde_json::Value::Bool(end < turn.last_ordinal),
-            );
-        }
-        return render::json(out, &value);
+        return render::json(out, &view);
     }
-    render::turn_records(out, &timeline, &view, Some(cited_here), keys)?;
-    if end < turn.last_ordinal {
+    let index = view.turn.turn_index;
+    // The session's name and agent head the turn.
+    let head = cairn.show_session(session, 0)?;
+    let marked = (view.cited_records.first, view.cited_records.last);
+    render::turn_records(out, &head, &view.turn, Some(marked), keys)?;
+    if view.has_more_after {
         writeln!(
             out,
             "(and {} after these: --turn {index} --limit {} shows the whole turn)",
-            render::plural(turn.last_ordinal - end, "record"),
-            turn.record_count
+            render::plural(view.records_after(), "record"),
+            view.turn.coverage.total_records
         )?;
     }
-    if to > turn.last_ordinal {
+    if let Some(after) = view.cited_after_turn {
         writeln!(
             out,
-            "(records {}-{to} are in the turns after this one: --turn {} shows the next)",
-            turn.last_ordinal + 1,
+            "(records {}-{} are in the turns after this one: --turn {} shows the next)",
+            after.first,
+            after.last,
             index + 1
         )?;
     }
     Ok(())
 }
 
-/// The ordinals to show of a turn spanning `turn` (first, last) for the records `cited`: at
-/// least `limit` of them when the turn has as many, every cited one the turn holds, the rest
-/// split before and after the cited ones (what led to them, what came of them).
-fn window(turn: (u32, u32), cited: (u32, u32), limit: u32) -> (u32, u32) {
-    let (first, last) = turn;
-    let from = cited.0.clamp(first, last);
-    let to = cited.1.clamp(from, last);
-    let size = limit.max(to - from + 1);
-    let spare = size - (to - from + 1);
-    let mut start = from.saturating_sub(spare / 2).max(first);
-    let end = start.saturating_add(size - 1).min(last).max(to);
-    // A window cut short by the turn's end takes the rest before.
-    start = end.saturating_sub(size - 1).max(first).min(start);
-    (start, end)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_window_holds_the_cited_records_inside_their_turn() {
-        // Centred when the turn allows.
-        assert_eq!(window((0, 99), (50, 50), 5), (48, 52));
-        // Near the turn's start or end: pushed inside it, still `limit` long.
-        assert_eq!(window((10, 99), (11, 11), 5), (10, 14));
-        assert_eq!(window((0, 99), (99, 99), 5), (95, 99));
-        // A turn shorter than the limit: all of it.
-        assert_eq!(window((3, 6), (4, 4), 20), (3, 6));
-        // More cited than the limit: all the cited ones this turn holds.
-        assert_eq!(window((0, 99), (10, 40), 5), (10, 40));
-        assert_eq!(window((0, 20), (10, 40), 5), (10, 20));
-    }
 
     fn args(session: &str, turn: Option<&str>) -> ShowArgs {
         ShowArgs {

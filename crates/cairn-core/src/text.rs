@@ -30,6 +30,14 @@ pub fn is_invisible_break(c: char) -> bool {
     matches!(c, '\u{200b}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
 }
 
+/// True for the deprecated format characters (U+206A–U+206F: inhibit and activate symmetric
+/// swapping, Arabic form shaping, national and nominal digit shapes). Unicode deprecated them;
+/// no text needs them, they are drawn as nothing, and a renderer that still honours them
+/// changes how the text around them reads, so they are cut like the bidi controls.
+pub fn is_deprecated_format(c: char) -> bool {
+    matches!(c, '\u{206a}'..='\u{206f}')
+}
+
 /// True for the characters a reader sees nothing of that [`printable`] keeps, because they
 /// shape text when they stand between letters: the joiners (ZWJ, ZWNJ) and the combining
 /// grapheme joiner, the soft hyphen, the direction marks (LRM, RLM, ALM), variation selectors,
@@ -102,6 +110,7 @@ pub fn is_blank(text: &str) -> bool {
                     | '\u{180e}'
                     | '\u{200b}'..='\u{200f}'
                     | '\u{2060}'..='\u{2064}'
+                    | '\u{206a}'..='\u{206f}'
                     | '\u{061c}'
                     | '\u{feff}'
             )
@@ -124,7 +133,8 @@ pub fn printable(text: &str) -> String {
 /// joined): escape sequences whole, 7-bit (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …)
 /// and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC) with their parameters and strings; every other
 /// control character (C0, DEL, C1) but newline and tab; the bidi controls of
-/// [`is_bidi_control`], the invisible characters of [`is_invisible_break`], the interlinear
+/// [`is_bidi_control`], the invisible characters of [`is_invisible_break`], the deprecated
+/// format characters of [`is_deprecated_format`], the interlinear
 /// annotation marks (U+FFF9–FFFB) and tag characters outside an emoji's tag sequence (they
 /// spell ASCII a model reads and a person does not see). [`printable`] cuts them out, and the
 /// redactor reads text as that too (a key with a bidi override inside is whole to a reader).
@@ -190,6 +200,7 @@ pub fn hidden(text: &str) -> Vec<(usize, usize)> {
             c if c.is_control()
                 || is_bidi_control(c)
                 || is_invisible_break(c)
+                || is_deprecated_format(c)
                 || matches!(c, '\u{fff9}'..='\u{fffb}') => {}
             _ => continue,
         }
@@ -240,6 +251,45 @@ pub fn plural(n: impl TryInto<i128>, noun: &str) -> String {
             _ => format!("{n} {noun}s"),
         },
     }
+}
+
+/// `text` as one line that shows what it holds: what [`hidden`] finds, line breaks (newline,
+/// U+2028, U+2029) and tabs written as visible escapes (`\n`, `\t`, `\r`, `\u{1b}`) instead
+/// of cut or kept (an escape sequence's printable ASCII is left as it is, behind its escaped
+/// ESC). For a line that names a place on disk (a sync's warning): a folder named
+/// `evil\nFAKE: ok` reads as its name, never as a line of the CLI's own, and the name shown is
+/// the one to look for.
+pub fn visible_line(text: &str) -> String {
+    fn escape(out: &mut String, c: char) {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        }
+    }
+    let breaks = |c: char| matches!(c, '\n' | '\t' | '\u{2028}' | '\u{2029}');
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (a, z) in hidden(text).into_iter().chain([(text.len(), text.len())]) {
+        for c in text[at..a].chars() {
+            if breaks(c) {
+                escape(&mut out, c);
+            } else {
+                out.push(c);
+            }
+        }
+        // A sequence's own printable ASCII (`[31m`) is inert once its ESC shows as `\u{1b}`.
+        for c in text[a..z].chars() {
+            if c == ' ' || c.is_ascii_graphic() {
+                out.push(c);
+            } else {
+                escape(&mut out, c);
+            }
+        }
+        at = z;
+    }
+    out
 }
 
 /// Text from outside (a model server's reply, an error) as one safe line: [`printable`], then
@@ -556,16 +606,89 @@ mod tests {
         assert_eq!(printable("naïve 日本 ✓"), "naïve 日本 ✓");
     }
 
+    /// What [`printable`] must never hand a reader, written out here rather than through the
+    /// predicates it uses, so a range missing from them is caught: controls but newline and
+    /// tab, bidi embeddings, overrides and isolates, the zero-width space, word joiner and
+    /// invisible operators, the byte-order mark, the deprecated format characters, the
+    /// interlinear annotation marks.
+    fn must_go(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(
+                c,
+                '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}'
+                    | '\u{206a}'..='\u{206f}'
+                    | '\u{200b}'
+                    | '\u{2060}'..='\u{2064}'
+                    | '\u{feff}'
+                    | '\u{fff9}'..='\u{fffb}'
+            )
+    }
+
+    /// Each format character the cleaning keeps or cuts, by decision: the deprecated format
+    /// characters and interlinear annotation marks go; the line and paragraph separators stay
+    /// (line breaks, as a newline stays; [`one_line`] folds them), as do the Arabic letter
+    /// mark (a direction mark, like LRM), the Mongolian vowel separator and the variation
+    /// selectors (they shape the letter before them).
+    #[test]
+    fn format_characters_are_cut_or_kept_by_decision() {
+        for c in '\u{206a}'..='\u{206f}' {
+            assert_eq!(printable(&format!("a{c}b")), "ab", "{c:?}");
+            assert!(is_blank(&format!(" {c} ")), "{c:?}");
+        }
+        assert_eq!(printable("a\u{fff9}b\u{fffa}c\u{fffb}d"), "abcd");
+        let kept = "a\u{2028}b\u{2029}c\u{61c}d\u{180e}e\u{fe0f}f\u{e0100}";
+        assert_eq!(printable(kept), kept);
+        assert_eq!(one_line("a\u{2028}b\u{2029}c", 20), "a b c");
+    }
+
+    /// A line naming a folder shows its name with every line break and control as a visible
+    /// escape: it stays one line, and says what the name holds.
+    #[test]
+    fn a_visible_line_escapes_what_would_break_or_drive_it() {
+        assert_eq!(
+            visible_line("cannot read /x/evil\nFAKE: ok\tend"),
+            "cannot read /x/evil\\nFAKE: ok\\tend"
+        );
+        assert_eq!(
+            visible_line("a\u{1b}[2Jb\r\u{2028}c\u{202e}d\u{206a}é"),
+            "a\\u{1b}[2Jb\\r\\u{2028}c\\u{202e}d\\u{206a}é"
+        );
+        assert_eq!(visible_line("plain /home/ann"), "plain /home/ann");
+        for c in visible_line("\u{1b}]0;t\u{7}\n\u{9b}1m\u{feff}").chars() {
+            assert!(!must_go(c) && c != '\n', "{c:?}");
+        }
+    }
+
+    /// Text mixing ordinary characters with every range [`must_go`] names, escape-sequence
+    /// bytes, tag characters and the format characters that are kept, each drawn as a piece of
+    /// its own (a regex alternation of classes is one class, where a few characters among
+    /// every printable one are almost never drawn).
+    fn hostile_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        let piece = proptest::prop_oneof![
+            "\\PC{1,4}",
+            "[\\x00-\\x1f\\x7f-\\x9f]",
+            "[\\u{200b}\\u{202a}-\\u{202e}\\u{2028}\\u{2029}\\u{2060}-\\u{206f}\\u{feff}\\u{fff9}-\\u{fffb}\\u{61c}\\u{180e}\\u{1f3f4}]",
+            "[\\u{e0000}-\\u{e007f}]",
+            "[\\[\\]P\\\\;0-9m]",
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
     proptest::proptest! {
-        /// Whatever goes in, no control character but newline and tab, and no bidi control,
-        /// comes out; text without any passes unchanged.
+        /// Whatever goes in, nothing [`must_go`] names comes out, and cleaning again changes
+        /// nothing; a visible line holds neither those nor a line break.
         #[test]
-        fn printable_output_is_always_inert(s in "(\\PC|[\\x00-\\x1f\\x7f-\\x9f\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\[\\]P\\\\;0-9m])*") {
+        fn printable_output_is_always_inert(s in hostile_text()) {
             let out = printable(&s);
             for c in out.chars() {
-                proptest::prop_assert!(c == '\n' || c == '\t' || !(c.is_control() || is_bidi_control(c)), "{c:?} in {out:?}");
+                proptest::prop_assert!(!must_go(c), "{c:?} in {out:?}");
             }
             proptest::prop_assert_eq!(printable(&out), out.clone());
+            for c in visible_line(&s).chars() {
+                proptest::prop_assert!(!must_go(c) && !matches!(c, '\n' | '\u{2028}' | '\u{2029}'), "{c:?} in a visible line");
+            }
         }
 
         #[test]

@@ -1090,7 +1090,7 @@ impl Server {
 
     /// One session, turn or record.
     #[tool(
-        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or one record, by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; secrets are redacted.",
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or the records an address cites in their turn, with those around them up to `limit` (each marked `cited` or not), by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; secrets are redacted.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
@@ -1109,30 +1109,17 @@ impl Server {
                     SHOW_LIMIT.1
                 )));
             }
-            let detail = cairn.session(&addr.session).map_err(|e| self.fail(e))?;
-            let records = cairn
-                .records(&addr.session, from, to)
+            // The core's window of the turn around the cited records, as `cairn show` gives
+            // it for the same address.
+            let view = cairn
+                .show_records(&addr.session, from, to, limit as u32)
                 .map_err(|e| self.fail(e))?;
-            if records.is_empty() {
-                return Err(ErrorData::resource_not_found(
-                    self.out().text(&format!(
-                        "session {} has no record {from}{}; `show` the session to list its turns",
-                        addr.session,
-                        if to > from {
-                            format!("-{to}")
-                        } else {
-                            String::new()
-                        }
-                    )),
-                    None,
-                ));
-            }
-            let turn_index = cairn
-                .turn_of_record(&addr.session, from)
-                .map_err(|e| self.fail(e))?;
-            let key = detail.session_key.clone();
+            let key = view.turn.session_key.clone();
+            let index = view.turn.turn_index;
             // A range the byte budget cut goes on from the cursor's record, to its end.
-            let items: Vec<Value> = records
+            let items: Vec<Value> = view
+                .turn
+                .records
                 .iter()
                 .skip(offset)
                 .map(|r| {
@@ -1142,13 +1129,25 @@ impl Server {
                             "address".into(),
                             Value::String(address::record_link(&key, r.ordinal)),
                         );
+                        m.insert("cited".into(), Value::Bool(view.cites(r.ordinal)));
                     }
                     v
                 })
                 .collect();
             let body = json!({
                 "session_address": address::session_link(&key),
-                "turn_address": turn_index.map(|t| address::turn_link(&key, t)),
+                "turn_address": address::turn_link(&key, index),
+                "turn_index": index,
+                "total_records": view.turn.coverage.total_records,
+                "cited_records": view.cited_records,
+                "has_more_before": view.turn.coverage.has_more_before,
+                "has_more_after": view.has_more_after,
+                // Cited records past the turn's end: the next turn's address shows them.
+                "cited_after_turn": view.cited_after_turn.map(|r| json!({
+                    "first": r.first,
+                    "last": r.last,
+                    "turn_address": address::turn_link(&key, index + 1),
+                })),
             });
             return self.answer("show", body, "records", items, offset, false);
         }

@@ -268,24 +268,64 @@ impl Unreadable {
     /// What is lost and the fix, for a sync's warning and doctor's check alike: `path` is the
     /// folder whose `agent` transcripts cannot be read.
     pub fn message(&self, agent: Agent, path: &Path) -> String {
+        self.message_for(agent, path, home().as_deref())
+    }
+
+    /// [`Unreadable::message`] for the user whose home folder is `home`. Giving a folder to
+    /// the user (`chown`) is the fix inside that home, where a folder left root's by an agent
+    /// run with sudo was theirs. Outside it the folder may be another user's on purpose: the
+    /// command is offered for that folder alone, if it is theirs; a system folder or another
+    /// user's home (`/root`, `/srv`, `/home/bob`) blocking the way is never given away.
+    fn message_for(&self, agent: Agent, path: &Path, home: Option<&Path>) -> String {
         let at = if self.blocked == path {
             String::new()
         } else {
             format!(" (blocked at {})", self.blocked.display())
         };
-        if self.denied {
-            format!(
-                "cannot read {}{at}: permission denied, so the {agent} transcripts there are not captured; if an agent run with sudo left it owned by root, give it back to your user: `sudo chown -R $USER {}`",
-                path.display(),
-                shell_quoted(&self.blocked)
-            )
-        } else {
-            format!(
+        if !self.denied {
+            return format!(
                 "cannot read {}{at}: {}, so the {agent} transcripts there are not captured; mend the folder, or name another in config.toml's [sources.{agent}] dirs",
                 path.display(),
                 self.error
-            )
+            );
         }
+        let lost = format!(
+            "cannot read {}{at}: permission denied, so the {agent} transcripts there are not captured",
+            path.display()
+        );
+        let chown = format!("sudo chown -R $USER {}", shell_quoted(&self.blocked));
+        let blocked = self.blocked.as_path();
+        let in_home = home.is_some_and(|h| blocked.starts_with(h) && blocked != h);
+        if in_home {
+            return format!(
+                "{lost}; if an agent run with sudo left it owned by root, give it back to your user: `{chown}`"
+            );
+        }
+        // `/`, a folder at the top (`/root`, `/srv`), a home (this user's, another's in the
+        // folder of homes: `/home/bob`) or a folder above this user's: not an agent's folder,
+        // whoever owns it.
+        let depth = |p: &Path| {
+            p.components()
+                .filter(|c| matches!(c, std::path::Component::Normal(_)))
+                .count()
+        };
+        let mut homes = home
+            .and_then(Path::parent)
+            .filter(|h| depth(h) == 1)
+            .into_iter()
+            .chain([Path::new("/home"), Path::new("/Users")]);
+        let a_home = home.is_some_and(|h| h.starts_with(blocked))
+            || homes.any(|h| blocked.parent() == Some(h));
+        if depth(blocked) < 2 || a_home {
+            return format!(
+                "{lost}; {} is not the agent's folder but a system folder or a user's home, so do not give it away: run cairn as the user who can read {}, or name a folder you can read in config.toml's [sources.{agent}] dirs",
+                blocked.display(),
+                path.display()
+            );
+        }
+        format!(
+            "{lost}; it is outside your home folder, so it may be another user's on purpose: run cairn as that user, or, if the folder is yours (an agent run with sudo left it owned by root), take it back: `{chown}`"
+        )
     }
 }
 
@@ -974,7 +1014,8 @@ mod tests {
         };
         assert_eq!(why.blocked, claude);
         assert!(why.denied);
-        let said = why.message(Agent::Claude, &projects);
+        let ann = Some(Path::new("/home/ann"));
+        let said = why.message_for(Agent::Claude, &projects, ann);
         assert!(
             said.contains("cannot read /home/ann/.claude/projects")
                 && said.contains("blocked at /home/ann/.claude")
@@ -990,7 +1031,7 @@ mod tests {
             panic!("a folder that cannot be listed read as readable or absent");
         };
         assert_eq!(why.blocked, sessions);
-        let said = why.message(Agent::Codex, sessions);
+        let said = why.message_for(Agent::Codex, sessions, ann);
         assert!(!said.contains("blocked at"), "{said}");
         assert!(
             said.contains("sudo chown -R $USER '/home/ann/.codex/sessions'"),
@@ -1027,6 +1068,59 @@ mod tests {
         assert_eq!(
             access_with(&projects, &|_| Ok(false), &listed),
             DirAccess::File
+        );
+    }
+
+    /// The owner command names the folder that refuses only where giving it to the user is
+    /// the fix: inside their home. A folder of the agent's elsewhere (`CLAUDE_CONFIG_DIR=
+    /// /srv/claude`) gets it offered for that folder, if it is theirs; a system folder or a
+    /// home on the way (`/root`, `/srv`, another user's) is never named in a `chown`.
+    #[test]
+    fn the_owner_command_fits_where_the_folder_is() {
+        let ann = Some(Path::new("/home/ann"));
+        let refused = |blocked: &str| Unreadable {
+            blocked: PathBuf::from(blocked),
+            denied: true,
+            error: "permission denied".into(),
+        };
+        let said = |blocked: &str, path: &str| {
+            refused(blocked).message_for(Agent::Claude, Path::new(path), ann)
+        };
+        // Outside the home: the agent's own folder, offered if it is the user's.
+        let srv = said("/srv/claude", "/srv/claude/projects");
+        assert!(
+            srv.contains("blocked at /srv/claude")
+                && srv.contains("outside your home folder")
+                && srv.contains("sudo chown -R $USER '/srv/claude'")
+                && !srv.contains("give it back"),
+            "{srv}"
+        );
+        // A system folder or a home on the way: never given away.
+        for (blocked, path) in [
+            ("/root", "/root/.claude/projects"),
+            ("/srv", "/srv/claude/projects"),
+            ("/home/bob", "/home/bob/.claude/projects"),
+            ("/home", "/home/bob/.claude/projects"),
+            ("/", "/claude/projects"),
+        ] {
+            let s = said(blocked, path);
+            assert!(
+                !s.contains("chown") && s.contains("run cairn as the user who can read"),
+                "{blocked}: {s}"
+            );
+        }
+        // Without a home known, a folder elsewhere is still offered only as "if it is yours".
+        let none = refused("/srv/claude").message_for(
+            Agent::Claude,
+            Path::new("/srv/claude/projects"),
+            None,
+        );
+        assert!(none.contains("if the folder is yours"), "{none}");
+        // Inside the home: given back.
+        let home = said("/home/ann/.claude", "/home/ann/.claude/projects");
+        assert!(
+            home.contains("give it back to your user: `sudo chown -R $USER '/home/ann/.claude'`"),
+            "{home}"
         );
     }
 

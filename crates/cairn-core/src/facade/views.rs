@@ -173,6 +173,28 @@ impl Cairn {
         views::show::records_range(store.conn(), row, from, to).map_err(|e| store.err(e))
     }
 
+    /// The records a `cairn://session/<key>?record=N-M` link cites (`from` to `to`), in the
+    /// turn holding `from`: a window of at least `limit` of its records around them, what the
+    /// CLI's `show` and the MCP server's `show` tool both give for such a link.
+    pub fn show_records(
+        &self,
+        key_or_id: &str,
+        from: u32,
+        to: u32,
+        limit: u32,
+    ) -> Result<views::show::CitedRecords> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        views::show::cited_records(store.conn(), row, (from, to), limit)
+            .map_err(|e| store.err(e))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "session {key_or_id:?} has no record {from}; list its turns with `cairn show {}`",
+                    crate::text::printable(key_or_id)
+                ))
+            })
+    }
+
     /// The index of the turn holding record `ordinal` of a session (for record anchors).
     pub fn turn_of_record(&self, key_or_id: &str, ordinal: u32) -> Result<Option<u32>> {
         let store = self.store();

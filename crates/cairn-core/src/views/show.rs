@@ -1,5 +1,6 @@
 //! `show`: one session's turn timeline, or one turn's records, with bounded windows (the last
-//! `limit` items, `has_more_before` when older ones exist).
+//! `limit` items, `has_more_before` when older ones exist), or the records a link cites in
+//! their turn ([`cited_records`]: the window every door shows around them).
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
@@ -192,4 +193,135 @@ pub fn records_range(
     to: u32,
 ) -> rusqlite::Result<Vec<RecordView>> {
     archive::records_in_range(conn, session, from, to)
+}
+
+/// The first and last ordinal of a run of records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OrdinalRange {
+    pub first: u32,
+    pub last: u32,
+}
+
+/// The records a `cairn://session/<key>?record=N[-M]` link cites, in the turn holding the first:
+/// a window of that turn's records around them, what every door shows for such a link (the
+/// CLI's `show`, the MCP server's `show` tool). Serialised as `show --json` prints it: the
+/// turn's records as `--turn` gives them, with the cited ones and what lies past the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CitedRecords {
+    /// The turn and the window's records (`coverage.has_more_before`: records of the turn
+    /// before the window).
+    #[serde(flatten)]
+    pub turn: TurnRecords,
+    /// The cited records this turn holds: the first cited, up to the last or the turn's end.
+    pub cited_records: OrdinalRange,
+    /// Records of the turn after the window.
+    pub has_more_after: bool,
+    /// The turn's own first and last ordinals.
+    pub turn_ordinals: OrdinalRange,
+    /// Cited records past this turn's end, left to the turns that hold them.
+    pub cited_after_turn: Option<OrdinalRange>,
+}
+
+impl CitedRecords {
+    /// How many records of the turn follow the window.
+    pub fn records_after(&self) -> u32 {
+        let end = self.turn.records.last().map_or(0, |r| r.ordinal);
+        self.turn_ordinals.last.saturating_sub(end)
+    }
+
+    /// Whether record `ordinal` is one the link cites.
+    pub fn cites(&self, ordinal: u32) -> bool {
+        (self.cited_records.first..=self.cited_records.last).contains(&ordinal)
+    }
+}
+
+/// The records `cited` (first and last ordinal) of a session, in the turn holding the first:
+/// a window of at least `limit` of that turn's records ([`window`]). `None` when the session
+/// has no record `cited.0` in a turn.
+pub fn cited_records(
+    conn: &Connection,
+    session: i64,
+    cited: (u32, u32),
+    limit: u32,
+) -> rusqlite::Result<Option<CitedRecords>> {
+    let (from, to) = cited;
+    let Some(index) = archive::turn_of_record(conn, session, from)? else {
+        return Ok(None);
+    };
+    let Some((_, turn)) = archive::timeline_turns(conn, session, index)?
+        .into_iter()
+        .find(|(_, t)| i64::from(t.turn_index) == index)
+    else {
+        return Ok(None);
+    };
+    let span = (turn.first_ordinal, turn.last_ordinal);
+    let (start, end) = window(span, (from, to), limit);
+    let records = archive::records_in_range(conn, session, start, end)?;
+    let h = archive::session_head(conn, session)?;
+    Ok(Some(CitedRecords {
+        turn: TurnRecords {
+            session_key: h.key,
+            // As `--turn` gives a turn (`turn_records`).
+            status: "local-only".to_owned(),
+            turn_key: turn.turn_key,
+            turn_index: turn.turn_index,
+            coverage: RecordCoverage {
+                showing_records: records.len() as u32,
+                total_records: turn.record_count,
+                has_more_before: start > turn.first_ordinal,
+            },
+            records,
+        },
+        cited_records: OrdinalRange {
+            first: from.max(turn.first_ordinal),
+            last: to.min(turn.last_ordinal),
+        },
+        has_more_after: end < turn.last_ordinal,
+        turn_ordinals: OrdinalRange {
+            first: turn.first_ordinal,
+            last: turn.last_ordinal,
+        },
+        cited_after_turn: (to > turn.last_ordinal).then_some(OrdinalRange {
+            first: turn.last_ordinal + 1,
+            last: to,
+        }),
+    }))
+}
+
+/// The ordinals to show of a turn spanning `turn` (first, last) for the records `cited`: at
+/// least `limit` of them when the turn has as many, every cited one the turn holds, the rest
+/// split before and after the cited ones (what led to them, what came of them).
+fn window(turn: (u32, u32), cited: (u32, u32), limit: u32) -> (u32, u32) {
+    let (first, last) = turn;
+    let from = cited.0.clamp(first, last);
+    let to = cited.1.clamp(from, last);
+    let size = limit.max(to - from + 1);
+    let spare = size - (to - from + 1);
+    let mut start = from.saturating_sub(spare / 2).max(first);
+    let end = start.saturating_add(size - 1).min(last).max(to);
+    // A window cut short by the turn's end takes the rest before.
+    start = end.saturating_sub(size - 1).max(first).min(start);
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_holds_the_cited_records_inside_their_turn() {
+        // Centred when the turn allows.
+        assert_eq!(window((0, 99), (50, 50), 5), (48, 52));
+        // Near the turn's start or end: pushed inside it, still `limit` long.
+        assert_eq!(window((10, 99), (11, 11), 5), (10, 14));
+        assert_eq!(window((0, 99), (99, 99), 5), (95, 99));
+        // A turn shorter than the limit: all of it.
+        assert_eq!(window((3, 6), (4, 4), 20), (3, 6));
+        // More cited than the limit: all the cited ones this turn holds.
+        assert_eq!(window((0, 99), (10, 40), 5), (10, 40));
+        assert_eq!(window((0, 20), (10, 40), 5), (10, 20));
+        // A limit of 0 still shows the cited record.
+        assert_eq!(window((0, 9), (4, 4), 0), (4, 4));
+    }
 }

@@ -981,6 +981,54 @@ fn every_item_of_an_answer_is_cleaned_redacted_and_cut() {
     }
 }
 
+/// A record's address shows it in its turn with those around it, as `cairn show` does for the
+/// same link: `limit` records (20 by default) of the turn, 9 before the cited one and 10 after,
+/// the cited one marked, and whether the turn holds more before and after the window.
+#[test]
+fn a_record_address_shows_the_record_among_its_neighbours() {
+    let f = fixture();
+    let repo = std::fs::canonicalize(f._tmp.path().join("repo")).unwrap();
+    let hook = Cairn::open(f._tmp.path().join("data")).unwrap();
+    claude_session_with(&hook, &f._tmp.path().join("claude"), "window", &repo, 60);
+    let hits = body(
+        f.server
+            .search(args(json!({"query": "tidy the parser window"})).unwrap()),
+    );
+    let session = hits["hits"][0]["address"].as_str().unwrap();
+    let session = session.split('?').next().unwrap();
+    let mut ordinals = Vec::new();
+    let mut cited = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut first: Option<Value> = None;
+    loop {
+        let mut asked = json!({"address": format!("{session}?record=30")});
+        if let Some(c) = &cursor {
+            asked["cursor"] = json!(c);
+        }
+        let page = body(f.server.show(args(asked).unwrap()));
+        for r in page["records"].as_array().unwrap() {
+            ordinals.push(r["ordinal"].as_u64().unwrap());
+            if r["cited"] == true {
+                cited.push(r["ordinal"].as_u64().unwrap());
+            }
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        first.get_or_insert(page);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(ordinals, (21..=40).collect::<Vec<u64>>());
+    assert_eq!(cited, [30]);
+    let first = first.unwrap();
+    assert_eq!(first["cited_records"], json!({"first": 30, "last": 30}));
+    assert_eq!(
+        (&first["has_more_before"], &first["has_more_after"]),
+        (&json!(true), &json!(true))
+    );
+    assert_eq!(first["turn_address"], format!("{session}?turn=0").as_str());
+}
+
 /// A record range the byte budget cuts goes on from the cursor to its end, each record once.
 #[test]
 fn a_cut_record_range_pages_to_its_end() {
