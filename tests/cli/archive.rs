@@ -1272,32 +1272,38 @@ fn doctor_names_each_configured_endpoint_without_contacting_it() {
 
     // A key pasted where its variable's name goes fails the check, as extraction refuses it,
     // and is never repeated, in JSON or on the terminal.
-    let key = format!("ghp_{}", "Zq8xW3vN5bT1kL7mP0aS9dF2gH4jK6cV8eR1");
-    std::fs::write(
+    for key in [
+        format!("ghp_{}", "Zq8xW3vN5bT1kL7mP0aS9dF2gH4jK6cV8eR1"),
+        // An Azure key: 32 hex digits, a valid variable name by its characters.
+        "3f9c0a7be15d4c2f8e6a9b0d1c2e3f4a".to_owned(),
+    ] {
+        std::fs::write(
         env.data().join("config.toml"),
         format!(
             "[insights]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"{key}\"\n"
         ),
     )
     .unwrap();
-    // A failed check: doctor exits 1.
-    let out = env.run(&["--json", "doctor"]);
-    assert_eq!(out.status.code(), Some(1));
-    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let pasted = crate::support::check(&doctor, "endpoint insights");
-    assert_eq!(pasted["status"], "fail", "{pasted}");
-    let detail = pasted["detail"].as_str().unwrap();
-    assert!(
-        detail.contains("api_key_env looks like a key, not the name of an environment variable"),
-        "{detail}"
-    );
-    assert!(!doctor.to_string().contains(&key[4..20]), "{doctor}");
-    let out = env.run(&["doctor"]);
-    assert!(
-        !String::from_utf8_lossy(&out.stdout).contains(&key[4..20]),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+        // A failed check: doctor exits 1.
+        let out = env.run(&["--json", "doctor"]);
+        assert_eq!(out.status.code(), Some(1));
+        let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let pasted = crate::support::check(&doctor, "endpoint insights");
+        assert_eq!(pasted["status"], "fail", "{pasted}");
+        let detail = pasted["detail"].as_str().unwrap();
+        assert!(
+            detail
+                .contains("api_key_env looks like a key, not the name of an environment variable"),
+            "{detail}"
+        );
+        assert!(!doctor.to_string().contains(&key[4..20]), "{doctor}");
+        let out = env.run(&["doctor"]);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains(&key[4..20]),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
 }
 
 /// With no folder named for Aider, doctor says what a sync reads: the history in every

@@ -43,7 +43,9 @@ pub(crate) fn key_variable_problem(env: &str) -> Option<String> {
     let looks_like_a_key = {
         let mut found = Vec::new();
         let _ = crate::archive::redact::Redactor::global().redact_text(env, "", &mut found);
-        !found.is_empty() || env.len() > 64
+        // A hex key (Azure's are 32 digits) is a valid name by its characters alone.
+        let hex_run = env.len() >= 20 && env.chars().all(|c| c.is_ascii_hexdigit());
+        !found.is_empty() || env.len() > 64 || hex_run
     };
     let name_chars = env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if env.is_empty() || (!looks_like_a_key && name_chars) {
