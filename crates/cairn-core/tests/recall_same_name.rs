@@ -9,7 +9,7 @@ use std::process::Command;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
-use cairn_core::recall::model::{EntryType, ReviewState, Scope, Status};
+use cairn_core::recall::model::{EntryType, ReviewState, Scope, Status, Surface};
 use serde_json::json;
 
 use crate::support;
@@ -230,11 +230,15 @@ fn a_note_whose_repository_is_gone_is_served_by_name() {
     }
 }
 
-/// A note learnt in both repositories belongs to both; one learnt only in A stays out of B.
-#[test]
-fn a_note_learnt_in_both_repositories_is_served_in_both() {
-    let w = World::new();
-    let conn = rusqlite::Connection::open(w.data.join("cairn.db")).unwrap();
+/// A reviewed `api` note `id` learnt in `sessions` (their first two records), last updated at
+/// `at`, written straight into the archive at `data`.
+fn insert_note(data: &Path, id: &str, title: &str, sessions: &[&str], at: &str) {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    insert_note_in(&conn, id, title, sessions, at);
+}
+
+/// [`insert_note`] through `conn`.
+fn insert_note_in(conn: &rusqlite::Connection, id: &str, title: &str, sessions: &[&str], at: &str) {
     let row = |session: &str| -> i64 {
         conn.query_row(
             "SELECT id FROM sessions WHERE session_id = ?1",
@@ -244,20 +248,19 @@ fn a_note_learnt_in_both_repositories_is_served_in_both() {
         .unwrap()
     };
     let mut evidence = Vec::new();
-    for session in ["in-a", "in-b"] {
+    for session in sessions {
         evidence.extend(
-            cairn_core::recall::evidence::bind(&conn, row(session), session, 0, 1, &[], "")
-                .unwrap(),
+            cairn_core::recall::evidence::bind(conn, row(session), session, 0, 1, &[], "").unwrap(),
         );
     }
     let entry = cairn_core::recall::store::NewEntry {
-        id: "both".into(),
+        id: id.into(),
         entry_type: EntryType::Fact,
         scope: Scope::Project,
         status: Status::Accepted,
         review_state: ReviewState::HumanReviewed,
-        title: "Both clients run Postgres 16".into(),
-        body: "Seen in each.".into(),
+        title: title.into(),
+        body: format!("{title}."),
         trigger: String::new(),
         confidence: None,
         uncertainty: String::new(),
@@ -265,7 +268,7 @@ fn a_note_learnt_in_both_repositories_is_served_in_both() {
         cwd: String::new(),
         git_branch: "main".into(),
         agent: "claude".into(),
-        source_session_id: Some(row("in-a")),
+        source_session_id: Some(row(sessions[0])),
         source_episode_id: String::new(),
         source_run_id: String::new(),
         extractor_method: String::new(),
@@ -276,10 +279,181 @@ fn a_note_learnt_in_both_repositories_is_served_in_both() {
         supersedes_entry_id: String::new(),
         evidence,
     };
-    cairn_core::recall::store::insert(&conn, &entry, "2026-03-02T00:00:00.000Z").unwrap();
-    drop(conn);
+    cairn_core::recall::store::insert(conn, &entry, at).unwrap();
+}
+
+/// A note learnt in both repositories belongs to both; one learnt only in A stays out of B.
+#[test]
+fn a_note_learnt_in_both_repositories_is_served_in_both() {
+    let w = World::new();
+    insert_note(
+        &w.data,
+        "both",
+        "Both clients run Postgres 16",
+        &["in-a", "in-b"],
+        "2026-03-02T00:00:00.000Z",
+    );
     assert_eq!(w.ids(&w.a), strings(&["a-note", "both"]));
     assert_eq!(w.ids(&w.b), strings(&["b-note", "both"]));
+}
+
+/// Sixty notes of client B's `api`, all newer than any of A's, do not hide A's three: the
+/// session-start brief in A and an agent's Recall question there (no words, and words that
+/// every note matches, B's best) each answer with A's notes, and count B's as left out. The
+/// rule is applied while reading, not to a first page that B's notes fill.
+#[test]
+fn many_newer_notes_of_another_repository_do_not_hide_this_ones() {
+    let w = World::new();
+    for (id, day) in [("a-older", "02"), ("a-oldest", "01")] {
+        let title = format!("Client A rule {id}");
+        let at = format!("2026-01-{day}T00:00:00.000Z");
+        insert_note(&w.data, id, &title, &["in-a"], &at);
+    }
+    for i in 0..60 {
+        let title = format!("Client B client client rule {i}");
+        let at = format!("2099-01-01T00:00:{:02}.000Z", i % 60);
+        insert_note(&w.data, &format!("b-{i:02}"), &title, &["in-b"], &at);
+    }
+    let mine = strings(&["a-note", "a-older", "a-oldest"]);
+
+    let (ids, text) = w.brief(&w.a).unwrap();
+    assert_eq!(ids, mine, "{text}");
+    assert!(
+        text.ends_with("61 notes from another repository also named api are left out."),
+        "{text}"
+    );
+
+    let cairn = Cairn::open(&w.data).unwrap();
+    let reach = cairn_core::recall::memory::Reach {
+        project: Some("api".into()),
+        branch: Some("main".into()),
+        root: Some(w.a.clone()),
+    };
+    for words in ["", "client"] {
+        let req = cairn_core::recall::QueryRequest {
+            text: words.into(),
+            filters: cairn_core::recall::store::Filters {
+                trusted_only: true,
+                limit: Some(5),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let answer = cairn
+            .agent_recall_applying(&req, &reach, Surface::Query, None)
+            .unwrap();
+        let mut ids: Vec<String> = answer
+            .response
+            .results
+            .iter()
+            .map(|r| r.entry.id.clone())
+            .collect();
+        ids.sort();
+        assert_eq!(ids, mine, "{words:?}");
+        assert_eq!(answer.stopped_after, None, "{words:?}");
+        assert!(answer.elsewhere >= 60, "{words:?}: {}", answer.elsewhere);
+    }
+}
+
+/// Reading for notes that apply here is bounded: the brief reads at most 1,000 of the
+/// project's notes, an agent's question at most 500 ranked ones. Where the bound leaves the
+/// answer short, it says so, and how many were read.
+#[test]
+fn reading_stops_at_its_bound_and_says_so() {
+    let w = World::new();
+    insert_note(
+        &w.data,
+        "a-newest",
+        "Client A rule newest",
+        &["in-a"],
+        "2100-01-01T00:00:00.000Z",
+    );
+    let mut conn = rusqlite::Connection::open(w.data.join("cairn.db")).unwrap();
+    let tx = conn.transaction().unwrap();
+    for i in 0..1_000 {
+        let at = format!("2099-01-01T00:{:02}:{:02}.000Z", i / 60, i % 60);
+        let title = format!("Client B rule {i}");
+        insert_note_in(&tx, &format!("b-{i:04}"), &title, &["in-b"], &at);
+    }
+    tx.commit().unwrap();
+    drop(conn);
+
+    let (ids, text) = w.brief(&w.a).unwrap();
+    assert_eq!(ids, strings(&["a-newest"]), "{text}");
+    assert!(
+        text.ends_with(
+            "999 notes from another repository also named api are left out. Only the first 1000 of api's notes were read; this repository may have more."
+        ),
+        "{text}"
+    );
+
+    let cairn = Cairn::open(&w.data).unwrap();
+    let reach = cairn_core::recall::memory::Reach {
+        project: Some("api".into()),
+        branch: Some("main".into()),
+        root: Some(w.a.clone()),
+    };
+    let req = cairn_core::recall::QueryRequest {
+        filters: cairn_core::recall::store::Filters {
+            trusted_only: true,
+            limit: Some(5),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let answer = cairn
+        .agent_recall_applying(&req, &reach, Surface::Query, None)
+        .unwrap();
+    let ids: Vec<&str> = answer
+        .response
+        .results
+        .iter()
+        .map(|r| r.entry.id.as_str())
+        .collect();
+    assert_eq!(ids, ["a-newest"]);
+    assert_eq!(answer.stopped_after, Some(500));
+    assert_eq!(
+        answer.left_out().line("api").as_deref(),
+        Some(
+            "499 notes from another repository also named api are left out. Only the first 500 of api's notes were read; this repository may have more."
+        )
+    );
+}
+
+/// A folder whose `.git` file names A's git dir, or the git dir of A's real linked worktree,
+/// claims to be A; A's git dir does not name it back, so it is not A and A's notes stay out of
+/// it (whether its folder is called `api` or something else). A worktree `git worktree add`
+/// made is still A's.
+#[test]
+fn a_git_file_claiming_another_repository_gets_none_of_its_notes() {
+    let w = World::new();
+    let wt = w.tmp.path().join("worktrees/real");
+    git(
+        &w.a,
+        &["worktree", "add", "-q", "-b", "real", wt.to_str().unwrap()],
+    );
+    assert_eq!(w.ids(&wt), strings(&["a-note"]));
+
+    let a_git = w.a.join(".git");
+    let claims = [a_git.join("worktrees/real"), a_git.clone()];
+    for (parent, name) in [("evil", "api"), ("evil2", "tools")] {
+        let forged = w.tmp.path().join(parent).join(name);
+        std::fs::create_dir_all(&forged).unwrap();
+        for claim in &claims {
+            std::fs::write(
+                forged.join(".git"),
+                format!("gitdir: {}\n", claim.display()),
+            )
+            .unwrap();
+            let ids = w.ids(&forged);
+            assert!(
+                !ids.contains(&"a-note".to_owned()),
+                "{forged:?} {claim:?}: {ids:?}"
+            );
+        }
+    }
+    // The real worktree is untouched by the forgeries.
+    assert_eq!(w.ids(&wt), strings(&["a-note"]));
 }
 
 /// Hostile git files around the repositories cost a capped read at most and never fail the

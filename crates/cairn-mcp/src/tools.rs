@@ -902,23 +902,19 @@ fn reach_json(reach: &AgentReach) -> Value {
 }
 
 /// The line an answer carries when entries of another repository of this one's name were left
-/// out (`elsewhere` of them), if any were.
-fn left_out(reach: &AgentReach, elsewhere: u32) -> Option<String> {
-    reach
-        .project
-        .as_deref()
-        .filter(|_| elsewhere > 0)
-        .map(|p| recall::memory::elsewhere_line(elsewhere, p))
+/// out, or reading stopped at its bound short of the page, if either happened.
+fn left_out(reach: &AgentReach, left: recall::memory::LeftOut) -> Option<String> {
+    reach.project.as_deref().and_then(|p| left.line(p))
 }
 
 /// The hint of a Recall answer with no entry: why (entries of another repository of the same
-/// name left out first, `elsewhere` of them), and what to try.
+/// name left out first, as `left` says), and what to try.
 fn recall_empty_hint(
     reach: &AgentReach,
     has_query: bool,
     trusted_only: bool,
     untrusted: u32,
-    elsewhere: u32,
+    left: recall::memory::LeftOut,
 ) -> String {
     let mut next = Vec::new();
     if has_query {
@@ -952,7 +948,7 @@ fn recall_empty_hint(
         ),
         (None, _) => "No entry matches in any project.".to_owned(),
     };
-    let why = match left_out(reach, elsewhere) {
+    let why = match left_out(reach, left) {
         Some(line) => format!("{line} {why}"),
         None => why,
     };
@@ -1448,7 +1444,7 @@ impl Server {
             "untrusted_matches": resp.untrusted_matches,
             "vectors_pending": resp.vectors_pending,
         });
-        if let Some(line) = left_out(&reach, answer.elsewhere) {
+        if let Some(line) = left_out(&reach, answer.left_out()) {
             body["left_out"] = Value::String(line);
         }
         if items.is_empty() && offset == 0 {
@@ -1457,7 +1453,7 @@ impl Server {
                 !a.query.trim().is_empty(),
                 resp.trusted_only,
                 resp.untrusted_matches,
-                answer.elsewhere,
+                answer.left_out(),
             ));
         }
         self.answer("recall_query", body, "entries", items, offset, more)
@@ -1545,7 +1541,7 @@ impl Server {
             "trusted_only": resp.trusted_only,
             "untrusted_matches": resp.untrusted_matches,
         });
-        if let Some(line) = left_out(&reach, answer.elsewhere) {
+        if let Some(line) = left_out(&reach, answer.left_out()) {
             body["left_out"] = Value::String(line);
         }
         // Entries matched but none fit: say so, or an empty brief reads as "nothing known".
@@ -1561,7 +1557,7 @@ impl Server {
                 !a.query.trim().is_empty(),
                 resp.trusted_only,
                 resp.untrusted_matches,
-                answer.elsewhere,
+                answer.left_out(),
             ));
         }
         self.answer("recall_brief", body, "entries", entries, 0, false)

@@ -39,14 +39,61 @@ pub fn of_linked_worktree(cwd: &str) -> Option<String> {
 }
 
 /// The git dir of the worktree at `root`: its `.git` folder, or the one its `.git` file names
-/// (`gitdir: <path>`, a linked worktree's or a submodule's), read without running git.
+/// (`gitdir: <path>`, a linked worktree's or a submodule's), read without running git. Made
+/// canonical; `None` when what the file names is not a folder in a plausible place
+/// ([`plausible_dir`]). This is where the worktree's `HEAD` is read; whether the folder it
+/// names owns the worktree is [`common_dir_of`]'s question.
 pub fn git_dir_of(root: &Path) -> Option<std::path::PathBuf> {
     let dot = root.join(".git");
     if dot.is_dir() {
-        return Some(dot);
+        return plausible_dir(&dot);
     }
     let text = small_file(&dot)?;
-    Some(root.join(text.trim().strip_prefix("gitdir:")?.trim()))
+    plausible_dir(&root.join(gitdir_line(&text)?))
+}
+
+/// The path a `.git` file's one line names (`gitdir: <path>`): `None` for anything else, an
+/// empty path, or one holding a control character (NUL included, which no path may hold).
+fn gitdir_line(text: &str) -> Option<&str> {
+    let path = text.trim().strip_prefix("gitdir:")?.trim();
+    (!path.is_empty() && !path.contains(char::is_control)).then_some(path)
+}
+
+/// Folders no repository lives in: the kernel's views of processes, devices and drivers. A
+/// `gitdir:` into them (`/proc/self/cwd`, `/dev/fd/0`) names something other than a repository
+/// and would make the reads that follow read whatever it is.
+const NOT_REPOSITORIES: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// `path` made canonical when it is a folder outside [`NOT_REPOSITORIES`], both as written
+/// (its `..` taken off by name: `../../proc/self`) and once its links are followed
+/// (`/proc/self/cwd` is a real folder): a link loop, a FIFO, a file or a path into the kernel's
+/// folders is `None`. Canonicalising and asking what it is open nothing, so nothing here waits.
+fn plausible_dir(path: &Path) -> Option<std::path::PathBuf> {
+    let kernel = |p: &Path| NOT_REPOSITORIES.iter().any(|k| p.starts_with(k));
+    if kernel(&lexical(path)) {
+        return None;
+    }
+    let path = std::fs::canonicalize(path).ok()?;
+    if kernel(&path) {
+        return None;
+    }
+    std::fs::metadata(&path).ok()?.is_dir().then_some(path)
+}
+
+/// `path` with its `.` and `..` components resolved by name, as a shell's `cd` does (`..` at
+/// the root stays at the root).
+pub(crate) fn lexical(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// A small file's text (`HEAD`, a `.git` file, `commondir`): a regular file of at most 4 KiB
@@ -62,16 +109,67 @@ pub fn small_file(path: &Path) -> Option<String> {
 const MAX_CONFIG: u64 = 64 * 1024;
 
 /// The common git dir of the worktree at `root`, the one every worktree of a repository shares:
-/// its git dir, or for a linked worktree the dir that git dir's `commondir` file names. Made
-/// canonical, so two paths to one repository compare equal. `None` when it cannot be read (no
-/// `.git`, a `gitdir:` naming nothing, a symlink loop).
+/// its `.git` folder, or, for a `.git` file, the git dir it names when that git dir names this
+/// worktree back ([`owned_git_dir`]) and, for a linked worktree, the common dir its `commondir`
+/// names. Made canonical, so two paths to one repository compare equal. `None` when it cannot
+/// be read (no `.git`, a `gitdir:` naming nothing, a symlink loop) or when the other side does
+/// not agree: a `.git` file is a claim anyone can write, and taking it alone would let a
+/// repository pass for a worktree of another one (and be served that one's notes).
 pub fn common_dir_of(root: &Path) -> Option<std::path::PathBuf> {
+    let dot = root.join(".git");
+    if dot.is_dir() {
+        // The worktree's own folder, not a link to another repository's (which would make it
+        // pass for that one as a `.git` file naming it would).
+        let git_dir = plausible_dir(&dot)?;
+        if git_dir != std::fs::canonicalize(root).ok()?.join(".git") {
+            return None;
+        }
+        // A `commondir` in a worktree's own `.git` folder says it shares another repository's
+        // refs, which nothing there can confirm: git writes one only in `worktrees/<name>`.
+        return match crate::atomic::read_capped(&git_dir.join("commondir"), 0) {
+            Err(crate::atomic::Unread::Missing) => Some(git_dir),
+            _ => None,
+        };
+    }
+    owned_git_dir(root).map(|(_, common)| common)
+}
+
+/// For a worktree whose `.git` is a file: the git dir it names and that git dir's common dir,
+/// when the git dir agrees that it serves this worktree, as git itself records it. A linked
+/// worktree's git dir is `<common>/worktrees/<name>`, its `commondir` leads to `<common>`, and
+/// its `gitdir` file names this worktree's `.git` file (`git worktree add` writes it, `git
+/// worktree repair` mends it after a move); a submodule's (or a separated one's) git dir has
+/// no `commondir` and names this worktree as `core.worktree` in its `config`. Each read is a
+/// capped read of a regular file.
+fn owned_git_dir(root: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let dot = root.join(".git");
     let git_dir = git_dir_of(root)?;
-    let common = match small_file(&git_dir.join("commondir")) {
-        Some(text) => git_dir.join(text.trim()),
-        None => git_dir,
-    };
-    std::fs::canonicalize(common).ok().filter(|p| p.is_dir())
+    let here = std::fs::canonicalize(&dot).ok()?;
+    match small_file(&git_dir.join("commondir")) {
+        Some(text) => {
+            let common = plausible_dir(&git_dir.join(text.trim()))?;
+            let back = gitdir_back(&git_dir)?;
+            let listed = git_dir.parent() == Some(common.join("worktrees").as_path());
+            (listed && back == here).then_some((git_dir, common))
+        }
+        None => {
+            let bytes = crate::atomic::read_capped(&git_dir.join("config"), MAX_CONFIG).ok()?;
+            let worktree = core_worktree_in(&String::from_utf8_lossy(&bytes))?;
+            let worktree = std::fs::canonicalize(git_dir.join(worktree)).ok()?;
+            (worktree.join(".git") == here).then(|| (git_dir.clone(), git_dir))
+        }
+    }
+}
+
+/// The `.git` file a linked worktree's git dir says it serves (its `gitdir` file: an absolute
+/// path, or one relative to the git dir as `worktree.useRelativePaths` writes it), canonical.
+fn gitdir_back(git_dir: &Path) -> Option<std::path::PathBuf> {
+    let text = small_file(&git_dir.join("gitdir"))?;
+    let path = text.trim_end_matches(['\n', '\r']);
+    if path.is_empty() || path.contains(char::is_control) {
+        return None;
+    }
+    std::fs::canonicalize(git_dir.join(path)).ok()
 }
 
 /// The URL of the `origin` remote of the repository whose common git dir is `common`, else of
@@ -110,6 +208,33 @@ fn remote_url_in(text: &str) -> Option<String> {
         first.get_or_insert(url);
     }
     first
+}
+
+/// The `worktree` of the `[core]` section of a config file's text (what git writes in a
+/// submodule's git dir: the worktree it serves, relative to that git dir); the last one wins,
+/// as in git. `None` when there is none or it is not a value git would read.
+fn core_worktree_in(text: &str) -> Option<String> {
+    let mut core = false;
+    let mut found = None;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if let Some(inner) = line.strip_prefix('[') {
+            core = inner
+                .split_once(']')
+                .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("core"));
+            continue;
+        }
+        if !core {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim().eq_ignore_ascii_case("worktree") {
+            found = config_value(value);
+        }
+    }
+    found
 }
 
 /// The remote a section header names (`[remote "origin"]`, or the old `[remote.origin]`);
@@ -229,15 +354,22 @@ fn without_port(host: &str) -> &str {
 }
 
 /// A linked worktree's `.git` file says `gitdir: <common dir>/worktrees/<name>`: the name of the
-/// repository that common dir is. None for anything else (a main worktree, a submodule's
-/// `gitdir: …/modules/<name>`, an unreadable or hostile file).
+/// repository that common dir is, read from the path as the file spells it, once that git dir
+/// agrees it serves this worktree ([`owned_git_dir`]). None for anything else (a main worktree,
+/// a submodule's `gitdir: …/modules/<name>`, an unreadable or hostile file, a claim the git dir
+/// does not confirm): the worktree is then named by its own folder.
 fn main_name(root: &Path) -> Option<String> {
     if !root.join(".git").is_file() {
         return None;
     }
-    let gitdir = git_dir_of(root)?;
-    let worktrees = gitdir.parent()?;
+    let text = small_file(&root.join(".git"))?;
+    let named = root.join(gitdir_line(&text)?);
+    let worktrees = named.parent()?;
     if worktrees.file_name()? != "worktrees" {
+        return None;
+    }
+    let (git_dir, _) = owned_git_dir(root)?;
+    if git_dir.parent()?.file_name()? != "worktrees" {
         return None;
     }
     let common = worktrees.parent()?;
@@ -259,19 +391,26 @@ mod tests {
         std::fs::write(path, text).expect("write");
     }
 
+    /// A linked worktree at `wt` of the repository whose common dir is `common`, as `git
+    /// worktree add` lays it out: `wt/.git` names `<common>/worktrees/<name>` (as `gitdir`,
+    /// absolute unless given), which names `wt/.git` back and leads to `common`.
+    fn linked(common: &Path, name: &str, wt: &Path, gitdir: Option<&str>) {
+        let git_dir = common.join("worktrees").join(name);
+        write(&git_dir.join("commondir"), "../..\n");
+        write(
+            &git_dir.join("gitdir"),
+            &format!("{}\n", wt.join(".git").display()),
+        );
+        let named = gitdir.map_or_else(|| git_dir.display().to_string(), str::to_owned);
+        write(&wt.join(".git"), &format!("gitdir: {named}\n"));
+    }
+
     #[test]
     fn a_linked_worktree_is_its_repositorys_project() {
         let tmp = tempfile::tempdir().expect("tmp");
         let main = tmp.path().join("shop");
-        std::fs::create_dir_all(main.join(".git/worktrees/fix-cart")).expect("dirs");
         let wt = tmp.path().join("wt").join("fix-cart");
-        write(
-            &wt.join(".git"),
-            &format!(
-                "gitdir: {}\n",
-                main.join(".git/worktrees/fix-cart").display()
-            ),
-        );
+        linked(&main.join(".git"), "fix-cart", &wt, None);
         let inside = wt.join("src");
         std::fs::create_dir_all(&inside).expect("dirs");
         assert_eq!(of_cwd(inside.to_str().expect("utf-8")), "shop");
@@ -279,18 +418,142 @@ mod tests {
 
         // A bare repository's worktree: the repository's name without `.git`.
         let bare_wt = tmp.path().join("b1");
-        write(
-            &bare_wt.join(".git"),
-            &format!(
-                "gitdir: {}\n",
-                tmp.path().join("api.git/worktrees/b1").display()
-            ),
-        );
+        linked(&tmp.path().join("api.git"), "b1", &bare_wt, None);
         assert_eq!(of_root(&bare_wt), "api");
-        // A relative gitdir, as `git worktree add --relative-paths` writes.
+        // A relative gitdir, as `git worktree add --relative-paths` writes (both ways).
         let rel = tmp.path().join("rel");
-        write(&rel.join(".git"), "gitdir: ../shop/.git/worktrees/rel\n");
+        linked(
+            &main.join(".git"),
+            "rel",
+            &rel,
+            Some("../shop/.git/worktrees/rel"),
+        );
+        write(
+            &main.join(".git/worktrees/rel/gitdir"),
+            "../../../../rel/.git\n",
+        );
         assert_eq!(of_root(&rel), "shop");
+    }
+
+    /// A `.git` file is a claim: a folder that names another repository's worktree git dir, or
+    /// its `.git` folder, is not that repository unless the git dir names the folder back. It
+    /// keeps its own name and has no common dir, so it shares nothing with the repository.
+    #[test]
+    fn a_git_file_the_repository_does_not_confirm_is_not_its_worktree() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let main = tmp.path().join("shop");
+        let wt = tmp.path().join("wt");
+        linked(&main.join(".git"), "wt", &wt, None);
+        let common = common_dir_of(&main).expect("main");
+        assert_eq!(common_dir_of(&wt), Some(common.clone()));
+
+        let forged = tmp.path().join("evil");
+        for claim in [
+            main.join(".git/worktrees/wt"),
+            main.join(".git"),
+            main.join(".git/worktrees"),
+        ] {
+            write(
+                &forged.join(".git"),
+                &format!("gitdir: {}\n", claim.display()),
+            );
+            assert_eq!(common_dir_of(&forged), None, "{claim:?}");
+            assert_eq!(of_root(&forged), "evil", "{claim:?}");
+        }
+        // A git dir that names the forged folder but is not listed under its common dir's
+        // `worktrees` (a folder the forger made, pointing at the repository).
+        let own = forged.join("own-git-dir");
+        write(&own.join("commondir"), &format!("{}\n", common.display()));
+        write(
+            &own.join("gitdir"),
+            &format!("{}\n", forged.join(".git").display()),
+        );
+        write(&forged.join(".git"), "gitdir: own-git-dir\n");
+        assert_eq!(common_dir_of(&forged), None);
+        // A `.git` folder whose `commondir` names the repository.
+        std::fs::remove_file(forged.join(".git")).expect("rm");
+        write(
+            &forged.join(".git/commondir"),
+            &format!("{}\n", common.display()),
+        );
+        assert_eq!(common_dir_of(&forged), None);
+        #[cfg(unix)]
+        {
+            // A `.git` that is a link to the repository's.
+            std::fs::remove_dir_all(forged.join(".git")).expect("rm");
+            std::os::unix::fs::symlink(main.join(".git"), forged.join(".git")).expect("link");
+            assert_eq!(common_dir_of(&forged), None);
+            assert_eq!(of_root(&forged), "evil");
+        }
+
+        // A submodule is confirmed by `core.worktree` in its git dir's config.
+        let sub = main.join("lib");
+        let modules = main.join(".git/modules/lib");
+        write(&sub.join(".git"), "gitdir: ../.git/modules/lib\n");
+        write(
+            &modules.join("config"),
+            "[core]\n\tbare = false\n\tworktree = ../../../lib\n",
+        );
+        let git_dir = std::fs::canonicalize(&modules).expect("canonical");
+        assert_eq!(common_dir_of(&sub), Some(git_dir));
+        assert_eq!(of_root(&sub), "lib");
+        // Another folder naming that submodule's git dir is not it.
+        let other = tmp.path().join("other");
+        write(
+            &other.join(".git"),
+            &format!("gitdir: {}\n", modules.display()),
+        );
+        assert_eq!(common_dir_of(&other), None);
+    }
+
+    /// A `gitdir:` naming no plausible git dir is refused by a look at the path, never by
+    /// opening what is there: the kernel's folders, a FIFO, a file, a relative path climbing
+    /// out of everything, a line with a control character in it.
+    #[test]
+    fn a_gitdir_naming_no_plausible_place_is_refused_without_waiting() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join("h");
+        std::fs::create_dir_all(&dir).expect("dirs");
+        let up = "../".repeat(64);
+        let mut claims = vec![
+            "/proc/self/cwd".to_owned(),
+            "/proc/self".to_owned(),
+            "/dev/fd/0".to_owned(),
+            "/sys".to_owned(),
+            format!("{up}proc/self"),
+            format!("{up}dev"),
+            "file".to_owned(),
+            "/nonexistent/.git".to_owned(),
+            "a\u{0}b".to_owned(),
+        ];
+        write(&dir.join("file"), "x");
+        #[cfg(unix)]
+        {
+            let made = std::process::Command::new("mkfifo")
+                .arg(dir.join("fifo"))
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+            claims.push("fifo".to_owned());
+        }
+        for claim in claims {
+            write(&dir.join(".git"), &format!("gitdir: {claim}\n"));
+            assert_eq!(git_dir_of(&dir), None, "{claim:?}");
+            assert_eq!(common_dir_of(&dir), None, "{claim:?}");
+            assert_eq!(of_root(&dir), "h", "{claim:?}");
+        }
+        #[cfg(unix)]
+        {
+            // The `.git` file itself a FIFO.
+            std::fs::remove_file(dir.join(".git")).expect("rm");
+            let made = std::process::Command::new("mkfifo")
+                .arg(dir.join(".git"))
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+            assert_eq!(git_dir_of(&dir), None);
+            assert_eq!(common_dir_of(&dir), None);
+        }
     }
 
     #[test]
@@ -414,13 +677,8 @@ mod tests {
     fn the_common_dir_and_the_remote_come_from_capped_reads() {
         let tmp = tempfile::tempdir().expect("tmp");
         let main = tmp.path().join("shop");
-        std::fs::create_dir_all(main.join(".git/worktrees/wt")).expect("dirs");
-        write(&main.join(".git/worktrees/wt/commondir"), "../..\n");
         let wt = tmp.path().join("wt");
-        write(
-            &wt.join(".git"),
-            &format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
-        );
+        linked(&main.join(".git"), "wt", &wt, None);
         let common = common_dir_of(&main).expect("common dir");
         assert_eq!(common_dir_of(&wt), Some(common.clone()));
         assert_eq!(common_dir_of(&tmp.path().join("nowhere")), None);
@@ -434,6 +692,25 @@ mod tests {
         );
         write(&config, &padded);
         assert_eq!(remote_url(&common), None);
+        // Bytes that are not text around the section are read leniently; a URL holding a NUL
+        // or an escape names no remote.
+        let mut noisy = vec![0u8, 0xff, 0xfe, b'\n'];
+        noisy.extend_from_slice(b"[remote \"origin\"]\n\turl = https://e.com/shop\n");
+        noisy.extend(std::iter::repeat_n(0x80u8, 1000));
+        std::fs::write(&config, &noisy).expect("write");
+        assert_eq!(remote_url(&common).as_deref(), Some("https://e.com/shop"));
+        for url in ["https://e.com/\0shop", "https://e.com/\u{1b}[2Jshop"] {
+            write(&config, &format!("[remote \"origin\"]\n\turl = {url}\n"));
+            assert_eq!(remote_url(&common), None, "{url:?}");
+        }
+        // A thousand remotes fit under the cap and are walked once; `origin` last still wins.
+        let many: String = (0..1000)
+            .map(|i| format!("[remote \"r{i}\"]\n\turl = https://e.com/r{i}\n"))
+            .chain(["[remote \"origin\"]\n\turl = https://e.com/shop\n".to_owned()])
+            .collect();
+        assert!(many.len() < MAX_CONFIG as usize);
+        write(&config, &many);
+        assert_eq!(remote_url(&common).as_deref(), Some("https://e.com/shop"));
         std::fs::remove_file(&config).expect("rm");
         #[cfg(unix)]
         {

@@ -19,8 +19,11 @@ const MAX_TOKENS_CAP: u32 = 4000;
 /// How long the session-start hook waits for a lock on the archive before giving up.
 const BUSY: Duration = Duration::from_millis(20);
 
-/// How many more ranked entries an agent's question reads than it serves, so the entries the
-/// branch rule leaves out do not leave a short page.
+/// How many more ranked entries an agent's question reads first than it serves, so the entries
+/// the branch and repository rules leave out do not leave a short page. When they still do and
+/// more were there, the question is read once more as deep as a query may go
+/// ([`recall::store::MAX_LIMIT`], 500 ranked entries): the bound on what one answer reads, said
+/// in it when reached ([`memory::Answer::stopped_after`]).
 const OVERREAD: u32 = 4;
 
 /// What the SessionStart hook injects into a new agent session.
@@ -118,24 +121,38 @@ impl Cairn {
         wide.context = false;
         wide.filters.project = reach.project.clone();
         wide.filters.git_branch = None;
-        wide.filters.limit = Some(
-            want.saturating_mul(OVERREAD)
-                .min(recall::store::MAX_LIMIT)
-                .max(want),
-        );
         let branch = reach.branch.as_deref();
-        let mut resp = {
-            let store = self.store();
-            self.recall_answer(&store, &wide)?
-        };
-        resp.results.retain(|r| memory::applies(&r.entry, branch));
         let mut here = reach.root.as_deref().map(memory::origin::Here::new);
-        let elsewhere = match here.as_mut() {
-            Some(here) => {
+        // The rules need what no column holds (the branch rule could be SQL, the repository rule
+        // reads the disk), so they run on ranked entries: a first read of `OVERREAD` times what
+        // is asked, and when the rules leave it short while the ranking had more, one read as
+        // deep as a query may go, whose answer replaces the first.
+        let mut depth = want
+            .saturating_mul(OVERREAD)
+            .min(recall::store::MAX_LIMIT)
+            .max(want);
+        let (mut resp, elsewhere, stopped_after) = loop {
+            wide.filters.limit = Some(depth);
+            let mut resp = {
                 let store = self.store();
-                memory::keep_recorded_here(store.conn(), &mut resp.results, |r| &r.entry, here)?
+                self.recall_answer(&store, &wide)?
+            };
+            let ranked = resp.results.len();
+            resp.results.retain(|r| memory::applies(&r.entry, branch));
+            let elsewhere = match here.as_mut() {
+                Some(here) => {
+                    let store = self.store();
+                    memory::keep_recorded_here(store.conn(), &mut resp.results, |r| &r.entry, here)?
+                }
+                None => 0,
+            };
+            let short = resp.results.len() < want as usize;
+            let more = ranked >= depth as usize;
+            if short && more && depth < recall::store::MAX_LIMIT {
+                depth = recall::store::MAX_LIMIT;
+                continue;
             }
-            None => 0,
+            break (resp, elsewhere, (short && more).then_some(ranked as u32));
         };
         resp.results.truncate(want as usize);
         if resp.results.is_empty() && req.filters.trusted_only {
@@ -165,7 +182,10 @@ impl Cairn {
                 reach.project.as_deref(),
                 branch,
                 budget,
-                elsewhere,
+                memory::LeftOut {
+                    elsewhere,
+                    stopped_after,
+                },
             ));
         }
         resp.miss_reason = if resp.results.is_empty() {
@@ -189,6 +209,7 @@ impl Cairn {
         Ok(memory::Answer {
             response: resp,
             elsewhere,
+            stopped_after,
         })
     }
 
@@ -252,9 +273,9 @@ impl Cairn {
             return Ok(None);
         };
         let store = Store::open_read_only_waiting(&data_dir.join(DB_FILE), BUSY)?;
-        let memory::Applying { entries, elsewhere } = memory::entries(store.conn(), &place)?;
+        let memory::Applying { entries, left_out } = memory::entries(store.conn(), &place)?;
         let trusted = entries.len();
-        let packed = memory::pack(entries, &place, max_tokens, elsewhere);
+        let packed = memory::pack(entries, &place, max_tokens, left_out);
         if packed.entry_ids.is_empty() {
             if trusted == 0 {
                 return Ok(None);

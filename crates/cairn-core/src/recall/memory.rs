@@ -2,9 +2,9 @@
 //! short brief an agent's SessionStart hook injects ([`crate::Cairn::session_start_brief`]).
 //!
 //! It runs before every agent session, so it stays small and cheap: where the session is comes
-//! from the files under `.git` (no git process), the entries from one indexed query, which
-//! repository each came from from a few small files per folder its evidence ran in
-//! ([`origin`]), nothing is embedded and nothing is written.
+//! from the files under `.git` (no git process), the entries from pages of one indexed query
+//! (a bounded number), which repository each came from from a few small files per folder its
+//! evidence ran in ([`origin`]), nothing is embedded and nothing is written.
 
 pub mod origin;
 
@@ -21,8 +21,15 @@ use crate::error::Result;
 /// Default budget of the session-start brief, in estimated tokens: a few entries, not a page.
 pub const DEFAULT_MAX_TOKENS: u32 = 300;
 
-/// At most this many trusted entries of the repository are read before packing.
+/// The brief holds at most this many trusted entries of the repository before packing (a
+/// budget of a few hundred tokens packs far fewer), and reads the repository's entries this
+/// many at a time.
 const CANDIDATES: u32 = 50;
+
+/// The most pages of [`CANDIDATES`] the brief reads looking for entries that apply here: 1,000
+/// entries, a bound on what one hook may cost when another repository of the same name has
+/// many newer notes. The brief says when it stopped there ([`LeftOut::stopped_after`]).
+const MAX_PAGES: u32 = 20;
 
 /// Where a session runs: its repository (named as capture names a session's project) and the
 /// branch checked out there.
@@ -63,19 +70,7 @@ pub fn place(cwd: &Path) -> Option<Place> {
 }
 
 /// `path` (absolute) with its `.` and `..` components resolved by name, as a shell's `cd` does.
-pub(crate) fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+pub(crate) use crate::archive::project::lexical;
 
 /// The branch `HEAD` names in the worktree at `root` (`.git` a directory, or a file pointing
 /// at a linked worktree's git dir); `None` when detached or unreadable.
@@ -93,7 +88,12 @@ fn head_branch(root: &Path) -> Option<String> {
 /// one rule of what applies where: the session-start brief and the MCP server's Recall tools
 /// (`Cairn::agent_recall_applying`) both read entries through it.
 pub fn applies(entry: &Entry, branch: Option<&str>) -> bool {
-    entry.scope != Scope::Branch || branch.is_some_and(|b| entry.git_branch == b)
+    applies_to(entry.scope, &entry.git_branch, branch)
+}
+
+/// [`applies`] of an entry's scope and branch, read before the entry is.
+fn applies_to(scope: Scope, entry_branch: &str, branch: Option<&str>) -> bool {
+    scope != Scope::Branch || branch.is_some_and(|b| entry_branch == b)
 }
 
 /// Whether an entry recorded under the name of the repository at `here` (its root, see
@@ -109,10 +109,20 @@ pub fn applies(entry: &Entry, branch: Option<&str>) -> bool {
 /// without one), keeps the rule by name alone and belongs, as every entry of the project did
 /// before. One folder here is enough: an entry learnt in both repositories belongs to both.
 pub fn recorded_here(conn: &Connection, entry: &Entry, here: &mut origin::Here) -> Result<bool> {
+    recorded_here_by_id(conn, &entry.id, &entry.project, here)
+}
+
+/// [`recorded_here`] of the entry with id `id` and project `project`, read before the entry is.
+fn recorded_here_by_id(
+    conn: &Connection,
+    id: &str,
+    project: &str,
+    here: &mut origin::Here,
+) -> Result<bool> {
     let db = crate::store::err_in(conn);
     let mut elsewhere = false;
-    for cwd in here.evidence_folders(conn, &entry.id).map_err(db)? {
-        match here.verdict(&cwd, &entry.project) {
+    for cwd in here.evidence_folders(conn, id).map_err(db)? {
+        match here.verdict(&cwd, project) {
             origin::Verdict::Same => return Ok(true),
             origin::Verdict::Other => elsewhere = true,
             origin::Verdict::Gone => {}
@@ -152,6 +162,37 @@ pub fn elsewhere_line(n: u32, project: &str) -> String {
     format!("{n} {notes} from another repository also named {project} {are} left out.")
 }
 
+/// What an answer for one repository did not serve of its project's entries: those it read and
+/// left out as another repository's, and whether it stopped reading at its bound before it had
+/// as many as were asked for. Said in one line at its end, [`LeftOut::line`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Entries read and left out because their evidence ran only in another repository of the
+    /// project's name ([`recorded_here`]).
+    pub elsewhere: u32,
+    /// When reading stopped at its bound with the answer short: how many of the project's
+    /// entries were read (newest or best-ranked first). Entries after those were not looked at,
+    /// so this repository may have more.
+    pub stopped_after: Option<u32>,
+}
+
+impl LeftOut {
+    /// The line saying what was left out of `project`'s entries ([`elsewhere_line`]) and where
+    /// reading stopped; `None` when nothing was.
+    pub fn line(&self, project: &str) -> Option<String> {
+        let elsewhere = (self.elsewhere > 0).then(|| elsewhere_line(self.elsewhere, project));
+        let stopped = self.stopped_after.map(|read| {
+            format!(
+                "Only the first {read} of {project}'s notes were read; this repository may have more."
+            )
+        });
+        match (elsewhere, stopped) {
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// An agent's Recall answer for a [`Reach`] (`Cairn::agent_recall_applying`).
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -160,59 +201,141 @@ pub struct Answer {
     /// repository of its name ([`recorded_here`]); the answer says so in a line,
     /// [`elsewhere_line`].
     pub elsewhere: u32,
+    /// Set when the read stopped at its bound with fewer entries than asked for: how many
+    /// ranked entries were read ([`LeftOut::stopped_after`]).
+    pub stopped_after: Option<u32>,
 }
 
-/// The trusted entries for a session at a place, and how many of the project's others were left
-/// out as another repository's ([`recorded_here`]).
+impl Answer {
+    /// What the answer left out, as its last line says it ([`LeftOut::line`]).
+    pub fn left_out(&self) -> LeftOut {
+        LeftOut {
+            elsewhere: self.elsewhere,
+            stopped_after: self.stopped_after,
+        }
+    }
+}
+
+/// The trusted entries for a session at a place, and what of the project's others was left out
+/// ([`LeftOut`]).
 #[derive(Debug, Clone)]
 pub struct Applying {
     pub entries: Vec<Entry>,
-    pub elsewhere: u32,
+    pub left_out: LeftOut,
 }
 
 /// The trusted entries for a session at `place`: those recorded on its branch first, then the
-/// rest of the repository's, each group most recently updated first. Entries of its name learnt
-/// in another repository are left out and counted ([`recorded_here`]).
+/// rest of the repository's, each group most recently updated first, at most [`CANDIDATES`].
+/// Entries of its name learnt in another repository are left out and counted
+/// ([`recorded_here`]).
+///
+/// The rule needs each entry's evidence folders, which no column holds, so it cannot narrow the
+/// query itself; instead the entries are read a page at a time, newest first (keyset on
+/// `updated_at, id`), until [`CANDIDATES`] apply here or none are left, so a repository's notes
+/// are found behind any number of newer ones of another repository of its name, up to
+/// [`MAX_PAGES`] pages. Stopping there with fewer is said ([`LeftOut::stopped_after`]).
 pub fn entries(conn: &Connection, place: &Place) -> Result<Applying> {
-    // Migration 17's partial index holds exactly the trusted entries, newest first per project:
-    // the read is the first rows of one range. An archive not migrated yet (the hook never
-    // migrates) reads through the project index instead, which visits every entry of the
-    // project; by `updated_at` alone SQLite would walk every entry of every project.
     let db = crate::store::err_in(conn);
-    let query = |index: &str| {
+    // Migration 17's partial index holds exactly the trusted entries, newest first per project:
+    // each page is the next rows of one range. An archive not migrated yet (the hook never
+    // migrates) reads through the project index instead, which visits every entry of the
+    // project each page; by `updated_at` alone SQLite would walk every entry of every project.
+    let query = |index: &str, after: bool| {
+        let after = if after {
+            " AND e.updated_at <= ?3 AND (e.updated_at < ?3 OR e.id > ?4)"
+        } else {
+            ""
+        };
         format!(
-            "SELECT e.id FROM recall_entries e INDEXED BY {index}
-             WHERE e.project = ?1 AND {TRUSTED_SQL} ORDER BY e.updated_at DESC, e.id LIMIT ?2"
+            "SELECT e.id, e.updated_at, e.scope, e.git_branch FROM recall_entries e INDEXED BY {index}
+             WHERE e.project = ?1 AND {TRUSTED_SQL}{after} ORDER BY e.updated_at DESC, e.id LIMIT ?2"
         )
     };
-    let mut stmt = match conn.prepare(&query("recall_entries_trusted")) {
-        Ok(stmt) => stmt,
-        Err(_) => conn.prepare(&query("recall_entries_context")).map_err(db)?,
-    };
-    let ids = stmt
-        .query_map(rusqlite::params![place.project, CANDIDATES], |r| {
-            r.get::<_, String>(0)
+    let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<Row> {
+        Ok(Row {
+            id: r.get(0)?,
+            updated_at: r.get(1)?,
+            scope: r.get(2)?,
+            git_branch: r.get(3)?,
         })
-        .map_err(db)?
-        .collect::<rusqlite::Result<Vec<String>>>()
-        .map_err(db)?;
-    let mut entries = Vec::with_capacity(ids.len());
-    for id in ids {
-        if let Some(e) = store::get(conn, &id).map_err(db)? {
-            entries.push(e);
-        }
-    }
+    };
+    let index = match conn.prepare(&query("recall_entries_trusted", false)) {
+        Ok(_) => "recall_entries_trusted",
+        Err(_) => "recall_entries_context",
+    };
     let branch = place.branch.as_deref();
-    entries.retain(|e| e.is_trusted() && applies(e, branch));
     let mut here = origin::Here::new(&place.root);
-    let elsewhere = keep_recorded_here(conn, &mut entries, |e| e, &mut here)?;
+    let mut entries = Vec::new();
+    let mut left_out = LeftOut::default();
+    let mut read = 0u32;
+    let mut after: Option<Row> = None;
+    let mut ran_out = false;
+    for _ in 0..MAX_PAGES {
+        let mut rows = match &after {
+            None => conn
+                .prepare_cached(&query(index, false))
+                .and_then(|mut stmt| {
+                    stmt.query_map(rusqlite::params![place.project, CANDIDATES], row)?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                }),
+            Some(last) => conn
+                .prepare_cached(&query(index, true))
+                .and_then(|mut stmt| {
+                    let at = (&last.updated_at, &last.id);
+                    stmt.query_map(
+                        rusqlite::params![place.project, CANDIDATES, at.0, at.1],
+                        row,
+                    )?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                }),
+        }
+        .map_err(db)?;
+        ran_out = rows.len() < CANDIDATES as usize;
+        // Each rule is asked of the row before the entry is loaded: an entry left out costs its
+        // evidence's folders (each looked at once a call), not a full read.
+        for r in &rows {
+            read += 1;
+            let scope = Scope::parse(&r.scope).unwrap_or(Scope::Project);
+            if !applies_to(scope, &r.git_branch, branch) {
+                continue;
+            }
+            if !recorded_here_by_id(conn, &r.id, &place.project, &mut here)? {
+                left_out.elsewhere += 1;
+                continue;
+            }
+            if let Some(e) = store::get(conn, &r.id).map_err(db)?
+                && e.is_trusted()
+                && applies(&e, branch)
+            {
+                entries.push(e);
+                if entries.len() >= CANDIDATES as usize {
+                    break;
+                }
+            }
+        }
+        if ran_out || entries.len() >= CANDIDATES as usize {
+            break;
+        }
+        after = rows.pop();
+    }
+    if !ran_out && entries.len() < CANDIDATES as usize {
+        left_out.stopped_after = Some(read);
+    }
     entries.sort_by_key(|e| branch.is_none_or(|b| e.git_branch != b));
-    Ok(Applying { entries, elsewhere })
+    Ok(Applying { entries, left_out })
+}
+
+/// What [`entries`] reads of an entry to page on and to apply [`applies`] before loading it.
+struct Row {
+    id: String,
+    updated_at: String,
+    scope: String,
+    git_branch: String,
 }
 
 /// `entries` packed into `max_tokens`, headed by where the session is, ending with
-/// [`elsewhere_line`] when `elsewhere` entries were left out. Empty when nothing fits.
-pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32, elsewhere: u32) -> Packed {
+/// [`LeftOut::line`] when anything was left out. Empty when nothing fits.
+pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32, left_out: LeftOut) -> Packed {
     let ranked: Vec<Ranked> = entries
         .into_iter()
         .map(|entry| Ranked {
@@ -228,7 +351,7 @@ pub fn pack(entries: Vec<Entry>, place: &Place, max_tokens: u32, elsewhere: u32)
         Some(&place.project),
         place.branch.as_deref(),
         budget,
-        elsewhere,
+        left_out,
     )
 }
 
@@ -258,19 +381,19 @@ pub fn intro(
 }
 
 /// `ranked` packed into `max_bytes` (the intro and the last line included), headed by
-/// [`intro`] and, when `elsewhere` entries of `project` were left out as another repository's,
-/// ending with [`elsewhere_line`]. Empty when nothing fits.
+/// [`intro`] and, when entries of `project` were left out as another repository's or reading
+/// stopped short, ending with [`LeftOut::line`]. Empty when nothing fits.
 pub fn pack_headed(
     ranked: &[Ranked],
     project: Option<&str>,
     branch: Option<&str>,
     max_bytes: usize,
-    elsewhere: u32,
+    left_out: LeftOut,
 ) -> Packed {
-    let last = match project {
-        Some(p) if elsewhere > 0 => format!("\n{}", elsewhere_line(elsewhere, p)),
-        _ => String::new(),
-    };
+    let last = project
+        .and_then(|p| left_out.line(p))
+        .map(|line| format!("\n{line}"))
+        .unwrap_or_default();
     // Room for the longest heading: which one fits the notes is known once they are packed.
     let room = intro(project, branch, true, true).len() + last.len();
     let mut packed = brief::pack(ranked, max_bytes.saturating_sub(room), None);
@@ -325,7 +448,7 @@ mod tests {
     #[test]
     fn a_brief_s_heading_says_whether_its_notes_were_reviewed() {
         let head = |ranked: &[Ranked], project: Option<&str>| {
-            let p = pack_headed(ranked, project, Some("main"), 4000, 0);
+            let p = pack_headed(ranked, project, Some("main"), 4000, LeftOut::default());
             p.text.lines().next().unwrap_or_default().to_owned()
         };
         let (t, u) = (ranked("t1", true), ranked("u1", false));
@@ -345,7 +468,7 @@ mod tests {
             "Reviewed notes from past sessions in every project (branch main):"
         );
         // The heading counts in the budget, whichever it is.
-        let p = pack_headed(&[u], Some("shop"), None, 300, 0);
+        let p = pack_headed(&[u], Some("shop"), None, 300, LeftOut::default());
         assert!(p.bytes <= 300, "{}", p.bytes);
     }
 
@@ -375,6 +498,14 @@ mod tests {
         )
         .unwrap();
         std::fs::write(repo.join(".git/worktrees/wt/HEAD"), "ref: refs/heads/fix\n").unwrap();
+        // What `git worktree add` writes beside: the way to the common dir, and the worktree's
+        // `.git` named back (without which the worktree is not taken to be the repository's).
+        std::fs::write(repo.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        std::fs::write(
+            repo.join(".git/worktrees/wt/gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
         // A linked worktree is its repository's project, on its own branch.
         let p = place(&wt).unwrap();
         assert_eq!(

@@ -7,8 +7,9 @@
 //! turns those answers into "this entry belongs here" is [`super::recorded_here`].
 //!
 //! It runs in the session-start hook, so it reads only a few small files per folder (the
-//! `.git` file, `commondir`, the `config`, each through a capped read of a regular file), never
-//! runs git, and asks each question once per call.
+//! `.git` file, the git dir's `gitdir` or `config` that must name that file's worktree back
+//! before it is believed, `commondir`, the `config`, each through a capped read of a regular
+//! file), never runs git, and asks each question once per call.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -137,7 +138,9 @@ impl Here {
     }
 
     /// Whether the worktree at `other` belongs to the repository at `self.root`: the same root,
-    /// the same common git dir, or the same remote URL.
+    /// the same common git dir, or the same remote URL. A `.git` file the git dir it names does
+    /// not confirm gives no common dir ([`project::common_dir_of`]), so a folder cannot pass for
+    /// another repository's worktree by writing one.
     fn same(&mut self, other: &Path) -> bool {
         if other == self.root {
             return true;

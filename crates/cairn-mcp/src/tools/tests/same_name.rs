@@ -145,3 +145,59 @@ fn a_clone_of_the_repository_gets_its_notes_and_a_stranger_is_told_why_it_gets_n
     );
     assert_eq!(packed["left_out"], LEFT_OUT_TWO, "{packed}");
 }
+
+/// Sixty notes of client B's `api`, imported after A's (so newer) and matching the words asked
+/// better, do not hide A's three from an agent in A: `recall_query` (no words, and words every
+/// note matches) and `recall_brief` answer with A's notes and count B's as left out.
+#[test]
+fn many_newer_notes_of_another_repository_do_not_hide_this_ones() {
+    let c = Clients::new();
+    let cairn = Cairn::open(c.tmp.path().join("data")).unwrap();
+    let import = |notes: Vec<(String, &str, String)>| {
+        let lines: String = notes
+            .iter()
+            .map(|(id, session, title)| {
+                format!(
+                    "{}\n",
+                    json!({"candidate_id": id, "session_id": session, "type": "decision",
+                        "scope": "project", "title": title, "body": format!("{title}."),
+                        "transferable": true, "provenance_ok": true, "label": "correct",
+                        "evidence": {"ordinal_start": 0, "ordinal_end": 0}})
+                )
+            })
+            .collect();
+        let report = cairn.recall_import(&lines, false).unwrap();
+        assert_eq!(report.imported, notes.len() as u32, "{report:?}");
+    };
+    import(
+        ["a-older", "a-oldest"]
+            .iter()
+            .map(|id| (id.to_string(), "in-a", format!("Client A rule {id}")))
+            .collect(),
+    );
+    // Imported last, and named to come first among notes updated in the same instant.
+    import(
+        (0..60)
+            .map(|i| {
+                let title = format!("Client B client client rule {i}");
+                (format!("0b-{i:02}"), "in-b", title)
+            })
+            .collect(),
+    );
+    drop(cairn);
+    let mine = ["a-note", "a-older", "a-oldest"];
+    let left_out = "61 notes from another repository also named api are left out.";
+
+    let a = c.server_in(&c.a);
+    for asked in [json!({}), json!({"query": "client", "mode": "lexical"})] {
+        let here = body(a.recall_query(args(asked.clone()).unwrap()));
+        assert_eq!(entry_ids(&here), mine, "{asked}: {here}");
+        assert_eq!(here["left_out"], left_out, "{asked}: {here}");
+    }
+    let packed = body(a.recall_brief(args(json!({})).unwrap()));
+    assert_eq!(entry_ids(&packed), mine, "{packed}");
+    assert!(
+        packed["text"].as_str().unwrap().ends_with(left_out),
+        "{packed}"
+    );
+}
