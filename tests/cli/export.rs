@@ -425,6 +425,108 @@ fn a_secret_split_across_two_records_is_marked_in_both_in_every_format() {
     }
 }
 
+/// A Gemini rewind (the real session's document written again without its last eleven
+/// messages): the records the agent took back stay in the archive, marked. Every format a
+/// person reads marks each of them where it stands and says at the top how many there are; ATIF
+/// keeps the time in the step's `extra.cairn` and still validates (issue: Markdown, HTML and
+/// ATIF showed them as ordinary conversation).
+#[test]
+fn records_the_agent_took_back_are_marked_in_every_format() {
+    let env = Env::new();
+    let rel = "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json";
+    let path = env.home().join(".gemini/tmp").join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let fixtures = crate::support::fixtures();
+    std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
+    env.ok(&["sync"]);
+    std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
+    // A later mtime, as the agent's rewrite has.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    env.ok(&["sync"]);
+    let id = "c330aea9-39d8-4bf1-ac29-5fdb4baaad16";
+    let rewound = "can you install helium and not just run it from downloads?";
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&export(&env, &[id, "--format", "json"])).unwrap();
+    let records: Vec<&serde_json::Value> = doc["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["records"].as_array().unwrap())
+        .collect();
+    let retracted = records
+        .iter()
+        .filter(|r| r["retracted_at"].is_string())
+        .count();
+    assert!(retracted > 0 && retracted < records.len(), "{retracted}");
+    let note = format!("{retracted} records are marked \"retracted by the agent\"");
+
+    let md = export(&env, &[id, "--format", "md"]);
+    assert!(md.contains(&note), "{md}");
+    assert!(
+        md.contains(&format!("**User (retracted by the agent)**\n\n> {rewound}")),
+        "{md}"
+    );
+    // What the conversation still holds reads as before: its first prompt is not marked.
+    let first = md.find("**User").unwrap();
+    assert!(md[first..].starts_with("**User**\n"), "{md}");
+    // Each record shown is marked once, in its heading (tool calls and output too).
+    assert!(md.matches("(retracted by the agent)").count() > 1, "{md}");
+
+    let html = export(&env, &[id, "--format", "html"]);
+    assert!(html.contains(&note.replace('"', "&quot;")), "{html}");
+    assert!(
+        html.contains(&format!(
+            "<div class=\"msg user retracted\"><div class=\"who\">User <span class=\"gone\">(retracted by the agent)</span></div><div class=\"text\">{rewound}"
+        )),
+        "{html}"
+    );
+    assert!(html.contains("<details class=\"retracted\">"), "{html}");
+
+    let atif_text = export(&env, &[id, "--format", "atif"]);
+    let atif: serde_json::Value = serde_json::from_str(&atif_text).unwrap();
+    assert!(atif["notes"].as_str().unwrap().contains(&note), "{atif}");
+    let steps = atif["steps"].as_array().unwrap();
+    // Every retracted record keeps its time: on its step, or on the call's step it joined.
+    let marked = steps
+        .iter()
+        .map(|s| {
+            let own = usize::from(s["extra"]["cairn"]["retracted_at"].is_string());
+            let joined = s["extra"]["cairn_results"].as_array().map_or(0, |rs| {
+                rs.iter().filter(|r| r["retracted_at"].is_string()).count()
+            });
+            own + joined
+        })
+        .sum::<usize>();
+    assert_eq!(marked, retracted, "{atif}");
+    let step = steps.iter().find(|s| s["message"] == rewound).unwrap();
+    assert!(step["extra"]["cairn"]["retracted_at"].is_string(), "{step}");
+    assert!(
+        steps[0]["extra"]["cairn"].get("retracted_at").is_none(),
+        "{atif}"
+    );
+    if let Some(python) = reference_python() {
+        let file = env.root.path().join("rewound.atif.json");
+        std::fs::write(&file, &atif_text).unwrap();
+        let out = Command::new(python)
+            .arg(repo_root().join("tests/atif/validate.py"))
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn a_turn_range_exports_those_turns_and_a_bad_one_is_refused() {
     let env = synced();

@@ -752,3 +752,45 @@ fn a_skill_installed_for_an_archive_elsewhere_sends_the_agent_there() {
         "{said}"
     );
 }
+
+/// `cairn hook` given what no agent sends (run by hand, or wired to the wrong command): one line
+/// saying what was wrong in words, what the hook reads and for which agent, and how to check the
+/// installed hook, where it said serde's "expected ident at line 1 column 2" alone.
+#[test]
+fn hook_input_that_is_no_payload_says_what_the_hook_reads_and_how_to_check_it() {
+    let env = Env::new();
+    let run = |agent: Option<&str>, input: &[u8]| {
+        let mut cmd = env.command();
+        cmd.arg("hook");
+        if let Some(agent) = agent {
+            cmd.args(["--agent", agent]);
+        }
+        let out = fed(cmd, input);
+        assert_eq!(out.status.code(), Some(1), "{input:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("expected ident"), "{err}");
+        err
+    };
+    let err = run(Some("claude"), b"not json\n");
+    for said in [
+        "failed to parse agent hook input: stdin is not JSON (line 1 column 2)",
+        "`cairn hook --agent claude` reads the JSON object claude sends its hooks on stdin",
+        "`transcript_path`",
+        "`cairn doctor` checks claude's installed hook",
+        "`cairn hooks install --agent claude` puts it back",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+    let err = run(Some("codex"), b"");
+    assert!(err.contains("stdin was empty"), "{err}");
+    assert!(err.contains("`cairn hooks install --agent codex`"), "{err}");
+    let err = run(None, b"{\"hook_event_name\": \"Stop\", ");
+    assert!(err.contains("the JSON on stdin ends too soon"), "{err}");
+    assert!(
+        err.contains("`cairn hooks install --agent <agent>` puts one back"),
+        "{err}"
+    );
+    // Nothing was made: the input was refused before the archive was opened.
+    assert!(!env.data().join("cairn.db").exists());
+}

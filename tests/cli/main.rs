@@ -27,6 +27,7 @@ mod rebuild;
 mod recall;
 mod reindex;
 mod resume;
+mod search;
 mod share_reports;
 mod shared_db;
 mod sources;

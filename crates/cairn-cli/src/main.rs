@@ -865,12 +865,12 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
                 out.flush()?;
                 return Ok(ExitCode::SUCCESS);
             }
-            // Parsed before the archive opens: its git reads start now.
-            let input = cairn_core::hooks::HookInput::parse(&input)?;
-            let cairn = open(g)?;
             let agent = agent
                 .map(Agent::from)
                 .or_else(|| recognise::by_env(|name| std::env::var_os(name)));
+            // Parsed before the archive opens: its git reads start now.
+            let input = cairn_core::hooks::HookInput::parse_for(&input, agent)?;
+            let cairn = open(g)?;
             match cairn.hook_parsed(input, agent, &g.dir) {
                 // A path Cairn will not read is the payload's problem, not the agent's: say why
                 // and let the agent go on (a non-zero exit shows as a failed hook).
@@ -1079,11 +1079,15 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
                 // Days on the clock the hits are listed on.
                 since: from,
                 until: to,
-                limit: Some(limit),
+                // One more than shown says whether there are more, without counting them all.
+                limit: Some(limit.saturating_add(1)),
                 mode: mode.into(),
             };
+            let shown = limit as usize;
             if sessions {
-                let found = cairn.search_sessions(&q)?;
+                let mut found = cairn.search_sessions(&q)?;
+                let more = found.sessions.len() > shown;
+                found.sessions.truncate(shown);
                 if g.json {
                     render::json(out, &found.sessions)?;
                 } else {
@@ -1094,9 +1098,12 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
                         q.mode,
                     )?;
                     render::session_hits(out, &found.sessions, g.keys)?;
+                    render::more_hits(out, more, limit, "session")?;
                 }
             } else {
-                let answer = cairn.search_answer(&q)?;
+                let mut answer = cairn.search_answer(&q)?;
+                let more = answer.hits.len() > shown;
+                answer.hits.truncate(shown);
                 if g.json {
                     render::json(out, &answer.hits)?;
                 } else {
@@ -1107,6 +1114,7 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
                         answer.mode,
                     )?;
                     render::search(out, &answer, g.keys)?;
+                    render::more_hits(out, more, limit, "hit")?;
                 }
             }
         }

@@ -361,6 +361,21 @@ pub fn session_hits(
     Ok(())
 }
 
+/// After a search's list cut at `--limit` (`more`: the search found one past it): that there
+/// are more, and the flag that shows them. Not counted: a count is a second pass over every
+/// match, which a common word makes as slow as the search.
+pub fn more_hits(out: &mut impl Write, more: bool, limit: u32, noun: &str) -> Result<()> {
+    if more {
+        writeln!(
+            out,
+            "{} shown; more match (--limit {} shows more).",
+            cairn_core::text::plural(limit, noun),
+            limit.saturating_mul(2)
+        )?;
+    }
+    Ok(())
+}
+
 /// `cairn why`: the commits, then each session with its evidence and turns.
 pub fn why(out: &mut impl Write, a: &cairn_core::views::why::WhyAnswer, keys: bool) -> Result<()> {
     if let Some(path) = &a.path {

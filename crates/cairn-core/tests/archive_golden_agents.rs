@@ -581,11 +581,24 @@ fn sessions_link_to_the_branch_of_their_cwd() {
 /// The files an agent keeps beside a session of [`branch_sessions`] that name its folder.
 fn sidecars(agent: Agent, cwd: &Path) -> Vec<(&'static str, String)> {
     match agent {
-        Agent::Vibe => vec![(
-            "meta.json",
-            json!({"session_id": "vb-branch", "environment": {"working_directory": cwd}})
+        // Its messages carry no times; the metadata says when the session ran (just now).
+        Agent::Vibe => {
+            let now = jiff::Timestamp::now().to_string();
+            vec![(
+                "meta.json",
+                json!({"session_id": "vb-branch", "environment": {"working_directory": cwd},
+                       "start_time": now, "end_time": now})
                 .to_string(),
-        )],
+            )]
+        }
+        // Its lines carry no times either; the summary beside them does.
+        Agent::Grok => {
+            let now = jiff::Timestamp::now().to_string();
+            vec![(
+                "summary.json",
+                json!({"created_at": now, "updated_at": now}).to_string(),
+            )]
+        }
         Agent::Posit => vec![("../workspace.json", json!({"path": cwd}).to_string())],
         Agent::Gptme => vec![(
             "config.toml",

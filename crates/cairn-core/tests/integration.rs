@@ -33,6 +33,7 @@ mod archive_secrets;
 mod archive_titles;
 mod archive_vscopilot;
 mod association_incremental;
+mod association_untimed;
 mod detect;
 mod embed_endpoint;
 mod embed_golden;

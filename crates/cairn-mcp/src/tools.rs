@@ -1272,6 +1272,9 @@ impl Server {
                         "**",
                     ),
                     "score": h.score,
+                    // When the agent took the record back (a rewind), as `show` gives it: a
+                    // hit there is no part of the conversation as it stands.
+                    "retracted_at": h.retracted_at,
                 })
             })
             .collect();

@@ -21,7 +21,10 @@
 //!
 //! A capture's snapshot (the branch checked out, a switch, dirty files promoted into a commit)
 //! is evidence only when the capture ran while its session did ([`LIVE_CAPTURE_SECS`]): a first
-//! `cairn sync` of a session long over says what is checked out today, not what it ran on.
+//! `cairn sync` of a session long over says what is checked out today, not what it ran on. A
+//! session whose agent writes no times (Cursor's agent transcripts, Aider) is taken as running
+//! only on a capture's own word: a hook's, or one reading what was added since an earlier
+//! capture within the hour; never on a first read by a sync.
 //!
 //! Weak links only mean "ran while the branch was checked out"; skim shows them only when
 //! asked. Links are derived from stored records, snapshots and the repository, incrementally (see
@@ -1181,9 +1184,38 @@ fn edit_history<'c>(
 
 /// Whether capture `c` ran while its session was active: within [`LIVE_CAPTURE_SECS`] of the
 /// last record it read (a hook's or the watcher's capture), not a first read of a session long
-/// over. A session whose agent writes no times cannot tell, and counts as active.
-fn while_active(c: &archive::SnapshotCapture) -> bool {
-    read_late(&c.captured_at, c.last_record_at.as_deref()).is_none()
+/// over. A capture that read no record with a time goes by how it was made ([`written_live`]).
+fn while_active(conn: &Connection, c: &archive::SnapshotCapture) -> rusqlite::Result<bool> {
+    match c.last_record_at.as_deref().and_then(epoch) {
+        Some(_) => Ok(read_late(&c.captured_at, c.last_record_at.as_deref()).is_none()),
+        None => written_live(conn, c),
+    }
+}
+
+/// Whether capture `c`, which read no record with a time (Cursor's agent transcripts and
+/// Aider's history carry none), was made while its session was being written. A hook's was:
+/// the agent ran it as it wrote. So was one that read what the agent added since an earlier
+/// run's capture of the session at most [`LIVE_CAPTURE_SECS`] before (the desktop's watcher
+/// as a session goes on, or two syncs an hour apart): the file grew in between. So was one at
+/// most that long after the session's end as the agent's own metadata gives it (Vibe's
+/// `meta.json`), or before it. Anything else is not: a first read by a sync or the watcher may
+/// come months after the session, and what is checked out then says nothing of it.
+///
+/// The file's modification time is not asked: the archive keeps only its latest, which a
+/// later write moves, so a rebuild would link otherwise. Earlier batches of the same run (a
+/// long transcript is committed in several) share its snapshot and are no earlier run.
+fn written_live(conn: &Connection, c: &archive::SnapshotCapture) -> rusqlite::Result<bool> {
+    let word = archive::capture_word(conn, c.id)?.unwrap_or_default();
+    let Some(at) = epoch(&c.captured_at) else {
+        return Ok(word.by_hook);
+    };
+    let within = |t: Option<&str>| {
+        t.and_then(epoch)
+            .is_some_and(|t| at - t <= LIVE_CAPTURE_SECS)
+    };
+    Ok(word.by_hook
+        || within(word.earlier_run_at.as_deref())
+        || within(word.session_ended_at.as_deref()))
 }
 
 /// The time of the last record a capture made at `captured_at` read, when the capture came
@@ -1263,7 +1295,7 @@ fn snapshot_links(
     let mut repo_of: BTreeMap<i64, Option<i64>> = BTreeMap::new();
     for c in archive::snapshot_captures(conn, row, state.last_capture_id).map_err(db)? {
         state.last_capture_id = state.last_capture_id.max(c.id);
-        if !while_active(&c) {
+        if !while_active(conn, &c).map_err(db)? {
             // What was checked out when a session long over was first read says nothing of it.
             continue;
         }

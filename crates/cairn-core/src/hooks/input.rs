@@ -24,14 +24,20 @@ pub struct HookInput {
 
 impl HookInput {
     pub fn parse(input: &str) -> Result<HookInput> {
+        Self::parse_for(input, None)
+    }
+
+    /// [`HookInput::parse`] for the hook of `agent` (from `--agent`, or recognised from the
+    /// environment the agent runs its hooks in): input that is no payload is refused saying
+    /// what was expected and how to check the installed hook, since whoever reads the error
+    /// ran `cairn hook` by hand or wired it to the wrong event.
+    pub fn parse_for(input: &str, agent: Option<Agent>) -> Result<HookInput> {
         let payload: Value = serde_json::from_str(input)
-            .map_err(|e| Error::Invalid(format!("failed to parse agent hook input: {e}")))?;
+            .map_err(|e| not_a_payload(&json_fault(input, &e), agent))?;
         // Read as a payload what is one; anything else is said, not taken for "nothing to
         // capture" (a hook wired to the wrong command, a payload of another shape).
         let Some(fields) = payload.as_object() else {
-            return Err(Error::Invalid(
-                "failed to parse agent hook input: it is not a JSON object".into(),
-            ));
+            return Err(not_a_payload("it is not a JSON object", agent));
         };
         for name in ["transcript_path", "cwd"] {
             if fields
@@ -69,6 +75,42 @@ impl HookInput {
         let base = field("cwd").map_or_else(|| base_dir.to_owned(), PathBuf::from);
         Some(base.join(transcript))
     }
+}
+
+/// What is wrong with hook input that does not parse as JSON, in words (serde's "expected
+/// ident at line 1 column 2" names a grammar rule, not the problem).
+fn json_fault(input: &str, e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("line {} column {}", e.line(), e.column());
+    match e.classify() {
+        Category::Eof if input.trim().is_empty() => "stdin was empty".to_owned(),
+        Category::Eof => format!("the JSON on stdin ends too soon ({at})"),
+        _ => format!("stdin is not JSON ({at})"),
+    }
+}
+
+/// Hook input refused as no agent's payload (`what`: why), saying what `cairn hook` reads, for
+/// which agent, and how to check and put back that agent's hook.
+fn not_a_payload(what: &str, agent: Option<Agent>) -> Error {
+    let (command, sender, check) = match agent {
+        Some(a) => (
+            format!("cairn hook --agent {a}"),
+            format!("{a} sends"),
+            format!(
+                "`cairn doctor` checks {a}'s installed hook and `cairn hooks install --agent {a}` puts it back"
+            ),
+        ),
+        None => (
+            "cairn hook".to_owned(),
+            "an agent sends".to_owned(),
+            "`cairn doctor` checks the agents' installed hooks and `cairn hooks install --agent <agent>` puts one back".to_owned(),
+        ),
+    };
+    Error::Invalid(format!(
+        "failed to parse agent hook input: {what}; `{command}` reads the JSON object {sender} its \
+         hooks on stdin at each event (`hook_event_name`, `transcript_path`, `cwd`), so the \
+         agent runs it, not a person; {check}"
+    ))
 }
 
 /// What a hook captures for an accepted transcript `path` of `agent`: the file itself, and for

@@ -262,6 +262,11 @@ impl LeftOut {
     }
 }
 
+/// How a record the agent took back (a rewind, a transcript written again without it) is
+/// marked where it stands in Markdown and HTML, the words `cairn show` uses: a shared export
+/// must not present what the agent retracted as what happened.
+pub(crate) const RETRACTED: &str = "retracted by the agent";
+
 /// The exported document: Cairn's view types, cleaned. `--format json` writes it as it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -438,6 +443,45 @@ impl Document {
             turns,
             left_out,
             subagents: self.subagents,
+        })
+    }
+
+    /// How many of the exported records, its sub-agents' included, the agent took back.
+    pub fn retracted_records(&self) -> usize {
+        let own: usize = self
+            .turns
+            .iter()
+            .map(|t| {
+                t.records
+                    .iter()
+                    .filter(|r| r.retracted_at.is_some())
+                    .count()
+            })
+            .sum();
+        own + self
+            .subagents
+            .iter()
+            .map(Document::retracted_records)
+            .sum::<usize>()
+    }
+
+    /// One sentence, at the top of a Markdown or HTML export and in an ATIF trajectory's notes,
+    /// saying that records the agent took back are in the export and how they are marked; none
+    /// when there are none.
+    pub(crate) fn retracted_note(&self) -> Option<String> {
+        let n = self.retracted_records();
+        let (is, them, they) = if n == 1 {
+            ("is", "it", "It is")
+        } else {
+            ("are", "them", "They are")
+        };
+        (n > 0).then(|| {
+            format!(
+                "{} {is} marked \"{RETRACTED}\": the agent took {them} back after writing {them} \
+                 (a rewind, or its transcript written again without {them}). {they} kept as \
+                 written, no part of the conversation as it now stands.",
+                crate::text::plural(n as u64, "record"),
+            )
         })
     }
 

@@ -1497,3 +1497,65 @@ fn feedback_on_a_rejected_entry_is_refused() {
     // Served entries, and ids the core refuses itself, pass.
     assert!(f.server.served("m1").is_ok() && f.server.served("nope").is_ok());
 }
+
+/// A search hit on a record the agent took back (a Gemini rewind: the real session's document
+/// written again without its last eleven messages) says when, as `show` does, so an agent does
+/// not take it for what the conversation holds; a live hit says `null`.
+#[test]
+fn a_search_hit_on_a_retracted_record_says_when_the_agent_took_it_back() {
+    let f = fixture();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let gemini = f._tmp.path().join("gemini");
+    let rel = "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json";
+    let path = gemini.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    Cairn::open(f._tmp.path().join("data"))
+        .unwrap()
+        .set_source_dirs(Agent::Gemini, vec![gemini.display().to_string()])
+        .unwrap();
+    let cairn = Cairn::open(f._tmp.path().join("data")).unwrap();
+    let sync = || {
+        let only = cairn_core::SyncOptions {
+            agents: vec![Agent::Gemini],
+        };
+        cairn
+            .sync(&only, &cairn_core::archive::capture::Quiet)
+            .unwrap();
+    };
+    std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
+    sync();
+    std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    sync();
+
+    let hits = body(f.server.search(
+        args(json!({"query": "install helium from downloads", "agent": "gemini"})).unwrap(),
+    ));
+    let hit = &hits["hits"][0];
+    assert!(
+        hit["retracted_at"].as_str().is_some_and(|t| t.len() >= 10),
+        "{hits}"
+    );
+    // The same record through `show` gives the same time.
+    let shown = body(
+        f.server
+            .show(args(json!({"address": hit["address"]})).unwrap()),
+    );
+    let cited = shown["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["address"] == hit["address"])
+        .unwrap();
+    assert_eq!(cited["retracted_at"], hit["retracted_at"], "{shown}");
+    // A hit on what the conversation still holds is not retracted.
+    let live = body(f.server.search(args(json!({"query": "parser"})).unwrap()));
+    assert!(live["hits"][0].get("retracted_at").is_some(), "{live}");
+    assert_eq!(live["hits"][0]["retracted_at"], Value::Null, "{live}");
+}

@@ -538,6 +538,38 @@ pub fn snapshot_captures(
     .collect()
 }
 
+/// What tells whether a capture that read no record with a time was made while its session
+/// was written (`git::associate` weighs it): whether a hook made it, when the session's last
+/// capture by an earlier run was made (batches of the same run share its snapshot), and the
+/// session's end as its agent's own metadata gives it.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureWord {
+    pub by_hook: bool,
+    pub earlier_run_at: Option<String>,
+    pub session_ended_at: Option<String>,
+}
+
+/// [`CaptureWord`] of capture `capture` (none when there is no such capture).
+pub fn capture_word(conn: &Connection, capture: i64) -> rusqlite::Result<Option<CaptureWord>> {
+    conn.prepare_cached(
+        "SELECT c.trigger = 'hook',
+                (SELECT p.captured_at FROM captures p
+                  WHERE p.session_id = c.session_id AND p.id < c.id
+                    AND p.snapshot_id IS NOT c.snapshot_id
+                  ORDER BY p.id DESC LIMIT 1),
+                (SELECT s.updated_at FROM sessions s WHERE s.id = c.session_id)
+           FROM captures c WHERE c.id = ?1",
+    )?
+    .query_row([capture], |r| {
+        Ok(CaptureWord {
+            by_hook: r.get(0)?,
+            earlier_run_at: r.get(1)?,
+            session_ended_at: r.get(2)?,
+        })
+    })
+    .optional()
+}
+
 /// Name `session` for the next relink (in the capture's transaction): a process that dies
 /// before that relink leaves it on `link_pending` for the one after (migration 0011).
 pub(crate) fn queue_link(conn: &Connection, session: i64) -> rusqlite::Result<()> {

@@ -1,5 +1,6 @@
 //! An export as an ATIF trajectory ([`crate::archive::atif`]): one step per record, a tool's
-//! result joined to the step of its call, Cairn's own fields in `extra.cairn`.
+//! result joined to the step of its call, Cairn's own fields in `extra.cairn` (among them
+//! `retracted_at`, for a record the agent took back, which ATIF has no field for).
 
 use std::collections::HashMap;
 
@@ -33,6 +34,9 @@ fn cairn_extra(r: &RecordView, turn_index: u32) -> Value {
     opt("is_sidechain", json!(r.is_sidechain));
     opt("is_compaction", json!(r.is_compaction));
     opt("timestamp", json!(r.timestamp));
+    // ATIF has no word for a step the agent took back (a rewind): when it did, and the
+    // trajectory's notes say what the field means.
+    opt("retracted_at", json!(r.retracted_at));
     Value::Object(m)
 }
 
@@ -220,7 +224,13 @@ fn one(doc: &Document) -> Trajectory {
             extra: None,
         },
         steps,
-        notes: Some(format!("Exported by Cairn. {}", doc.left_out.sentence())),
+        notes: Some(match doc.retracted_note() {
+            Some(note) => format!(
+                "Exported by Cairn. {} {note} Each such step has `extra.cairn.retracted_at`.",
+                doc.left_out.sentence()
+            ),
+            None => format!("Exported by Cairn. {}", doc.left_out.sentence()),
+        }),
         // Unknown usage is left out, not claimed as 0 tokens.
         final_metrics: Some(FinalMetrics {
             total_prompt_tokens: known

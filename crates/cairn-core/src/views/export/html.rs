@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::tool_input::{self, Sign, ToolInput};
-use super::{Document, RecordView};
+use super::{Document, RETRACTED, RecordView};
 
 const STYLE: &str = r#"
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -36,6 +36,9 @@ pre { margin: 0; padding: .5rem .75rem; overflow-x: auto; font: 13px/1.45 ui-mon
 .diff .add { background: var(--add); }
 .diff .del { background: var(--del); }
 .diff .hunk { background: var(--hunk); color: var(--muted); }
+.retracted { opacity: .7; border-left: 3px dashed var(--muted); }
+.gone { font-weight: 600; font-style: italic; color: var(--muted); }
+.note { padding: .5rem .9rem; border-left: 3px dashed var(--muted); color: var(--muted); }
 footer { margin-top: 2.5rem; padding-top: .75rem; border-top: 1px solid var(--line); color: var(--muted); font-size: .85rem; }
 "#;
 
@@ -85,6 +88,9 @@ pub fn render(doc: &Document) -> String {
     }
     fact("session", s.session_id.as_deref().unwrap_or(&s.session_key));
     out.push_str("</p>\n");
+    if let Some(note) = doc.retracted_note() {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&note));
+    }
     for t in &doc.turns {
         let _ = writeln!(
             out,
@@ -149,7 +155,17 @@ fn code_spans(escaped: &str) -> String {
 }
 
 fn record(out: &mut String, r: &RecordView) {
-    let heading = escape(&tool_input::heading(r));
+    let mut heading = escape(&tool_input::heading(r));
+    // A record the agent took back: said in its heading (shown folded or not) and drawn apart.
+    let retracted = r.retracted_at.is_some();
+    if retracted {
+        let _ = write!(heading, " <span class=\"gone\">({RETRACTED})</span>");
+    }
+    let (apart, apart_class) = if retracted {
+        (" retracted", " class=\"retracted\"")
+    } else {
+        ("", "")
+    };
     let text = r.text.as_deref().unwrap_or("");
     match r.kind.as_str() {
         "message" if !text.trim().is_empty() => {
@@ -160,7 +176,7 @@ fn record(out: &mut String, r: &RecordView) {
             };
             let _ = writeln!(
                 out,
-                "<div class=\"{class}\"><div class=\"who\">{heading}</div><div class=\"text\">{}</div></div>",
+                "<div class=\"{class}{apart}\"><div class=\"who\">{heading}</div><div class=\"text\">{}</div></div>",
                 escape(text.trim_end())
             );
         }
@@ -173,7 +189,10 @@ fn record(out: &mut String, r: &RecordView) {
                 ToolInput::Diff { path: Some(p), .. } => format!(" <code>{}</code>", escape(p)),
                 _ => String::new(),
             };
-            let _ = write!(out, "<details><summary>{heading}{what}</summary>");
+            let _ = write!(
+                out,
+                "<details{apart_class}><summary>{heading}{what}</summary>"
+            );
             match input {
                 ToolInput::None => {}
                 ToolInput::Command(c) => {
@@ -211,7 +230,7 @@ fn record(out: &mut String, r: &RecordView) {
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "<details><summary>{heading}{bad}</summary><pre>{}</pre></details>",
+                "<details{apart_class}><summary>{heading}{bad}</summary><pre>{}</pre></details>",
                 escape(text)
             );
         }

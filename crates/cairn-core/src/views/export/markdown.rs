@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::tool_input::{self, ToolInput};
-use super::{Document, RecordView};
+use super::{Document, RETRACTED, RecordView};
 
 /// A code fence longer than any backtick run in `text`, so the text cannot close it.
 fn fence(text: &str) -> String {
@@ -253,6 +253,9 @@ pub fn render(doc: &Document) -> String {
         inline(s.session_id.as_deref().unwrap_or(&s.session_key))
     ));
     let _ = writeln!(out, "{}\n", facts.join(" · "));
+    if let Some(note) = doc.retracted_note() {
+        let _ = writeln!(out, "*{}*\n", note.replace('*', "\\*"));
+    }
     for t in &doc.turns {
         let _ = writeln!(out, "## Turn {}\n", t.turn.turn_index);
         for r in &t.records {
@@ -287,7 +290,12 @@ pub fn render(doc: &Document) -> String {
 /// One record; `doc_key` is the exported session's key, the one `cairn://` address a message's
 /// link may keep.
 fn record(out: &mut String, r: &RecordView, doc_key: &str) {
-    let heading = inline(&tool_input::heading(r));
+    let mut heading = inline(&tool_input::heading(r));
+    // Said in the heading every kind of record has, so it shows whether a reader unfolds
+    // the record or not.
+    if r.retracted_at.is_some() {
+        heading.push_str(&format!(" ({RETRACTED})"));
+    }
     let text = r.text.as_deref().unwrap_or("");
     match r.kind.as_str() {
         "message" if !text.trim().is_empty() => {
