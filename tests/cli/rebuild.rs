@@ -367,3 +367,42 @@ fn what_a_rebuild_says_is_clean() {
         "{text}"
     );
 }
+
+/// Recall comes through a rebuild: the report names its rows under `recall`, each with its
+/// count, as it names the other rooms', and `cairn recall list` answers as before, a
+/// rejection and all.
+#[test]
+fn recall_is_carried_and_said_room_by_room() {
+    let env = Env::new().with_fixtures();
+    ok(&env, &["sync"]);
+    let entries = fixtures().join("recall/entries.jsonl");
+    ok(
+        &env,
+        &["recall", "import", entries.to_str().unwrap(), "--yes"],
+    );
+    ok(&env, &["recall", "review", "--reject", "beads-sync"]);
+    let listed = |env: &Env| {
+        ["accepted", "archived"].map(|status| {
+            json(
+                env,
+                &["recall", "list", "--status", status, "--limit", "500"],
+            )
+        })
+    };
+    let before = listed(&env);
+    assert!(before[1].to_string().contains("beads-sync"), "{before:?}");
+
+    let out = run(&env, &["reindex", "--from-copies", "--force"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    for line in [
+        "  recall: entries, with their reviews, edits, rejections and replacements: 26",
+        "  recall: evidence (record ranges of the rebuilt sessions): 26",
+        "  recall: the ledger's queries: 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    let said = text.split("Not carried over:").nth(1).unwrap_or_default();
+    assert!(!said.contains("Recall"), "{text}");
+    assert_eq!(listed(&env), before);
+}

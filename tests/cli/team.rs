@@ -397,6 +397,32 @@ fn a_session_forgotten_after_a_rebuild_is_withdrawn_by_the_next_push() {
     assert_eq!(after, without(&before));
 }
 
+/// A session a rebuild could not bring back (its copy lost with the database) was not forgotten:
+/// the team archive may hold the only copy left, and the next push keeps it there.
+#[test]
+fn a_session_a_rebuild_lost_stays_in_the_team_archive() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    let before = dump(&db, &alice.role);
+    let retained = alice.env.data().join("retained/claude");
+    let mut copies: Vec<_> = std::fs::read_dir(&retained)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    copies.sort();
+    std::fs::remove_file(&copies[0]).unwrap();
+
+    let rebuilt = alice.json(&["reindex", "--from-copies", "--force"]);
+    assert!(
+        rebuilt.to_string().contains("the team archive keeps them"),
+        "{rebuilt}"
+    );
+    let second = alice.push(&db);
+    assert_eq!(second["sessions_withdrawn"], 0, "{second}");
+    assert_eq!(dump(&db, &alice.role), before);
+}
+
 #[test]
 fn an_incremental_push_sends_only_the_new_records() {
     let db = TeamDb::new();

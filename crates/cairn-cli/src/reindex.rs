@@ -27,8 +27,9 @@ pub struct ReindexArgs {
     #[arg(long)]
     dry_run: bool,
     /// Build a new archive database from the retained copies alone, for a cairn.db that is
-    /// damaged or lost. The old database is moved aside, never deleted; forget tombstones and
-    /// a person's links are carried over from it where it still reads. Every session whose
+    /// damaged or lost. The old database is moved aside, never deleted; what only it held
+    /// (forget tombstones, a person's links, Recall's entries and reviews, reports, the team
+    /// push record) is carried over from it where it still reads. Every session whose
     /// copy is kept comes back, those whose transcript is gone too. Captures wait for it (a
     /// sync under way stops and says to run it again); the app and MCP servers go on with the
     /// new database. A forget or link made while it runs may be missing from the new one.

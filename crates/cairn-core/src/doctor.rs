@@ -465,7 +465,7 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
         "archive",
         Status::Fail,
         format!(
-            "{} is damaged (quick_check: {}). Stop Cairn (the app and running syncs) and run `cairn reindex --from-copies`: it rebuilds the archive from the retained copies, those of transcripts the agents deleted too, and moves the damaged file aside (never deletes it), carrying over forget tombstones and your links where it still reads; then `cairn sync` reads what the transcripts gained since. Recall entries live only in the database: to save them too, copy the data dir aside first (`cp -a {} {}`) and recover what SQLite still can read (`sqlite3 {} .recover | sqlite3 recovered.db`, then put recovered.db in place of cairn.db and delete cairn.db-wal and cairn.db-shm)",
+            "{} is damaged (quick_check: {}). Run `cairn reindex --from-copies`: it rebuilds the archive from the retained copies, those of transcripts the agents deleted too, and moves the damaged file aside (never deletes it), carrying over what only the database held (Recall's entries with your reviews, forget tombstones, your links) as far as it still reads and naming what it could not; then `cairn sync` reads what the transcripts gained since. It reads each table up to its first damaged page; SQLite's `.recover` reads past them: to try that instead, copy the data dir aside first (`cp -a {} {}`) and recover what SQLite still can read (`sqlite3 {} .recover | sqlite3 recovered.db`, then put recovered.db in place of cairn.db and delete cairn.db-wal and cairn.db-shm)",
             db.display(),
             crate::text::excerpt(problems, 400),
             quoted(dir),

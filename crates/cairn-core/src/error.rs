@@ -243,7 +243,7 @@ impl Error {
                     if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) =>
                 {
                     Some(format!(
-                        "{} is no SQLite database: run `cairn reindex --from-copies` to rebuild the archive from the retained copies (it moves the file and its -wal and -shm aside), then `cairn sync` for what the transcripts gained since (Recall reviews lived only in it)",
+                        "{} is no SQLite database: run `cairn reindex --from-copies` to rebuild the archive from the retained copies (it moves the file and its -wal and -shm aside), then `cairn sync` for what the transcripts gained since. What only the database held (Recall's entries and your reviews, forget tombstones, your links) a rebuild carries over where SQLite still reads the old file; it cannot read this one, so they stay behind in the file moved aside",
                         path.display()
                     ))
                 }

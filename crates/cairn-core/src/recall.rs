@@ -14,6 +14,7 @@
 pub mod agents;
 pub mod analyze;
 pub mod brief;
+pub mod carry;
 pub mod corpus;
 pub mod evidence;
 pub mod extract;

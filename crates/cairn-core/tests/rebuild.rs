@@ -382,10 +382,7 @@ fn migration_47_describes_the_copies_of_an_older_archive() {
         .reindex(&cairn_core::ReindexRequest::default(), &Quiet)
         .unwrap();
     let want = support::dump(&data);
-    let entries = cairn
-        .recall_list(&Default::default())
-        .map(|e| e.len())
-        .unwrap_or(0);
+    let entries = support::count(&data, "SELECT COUNT(*) FROM recall_entries");
     drop(cairn);
     // Described once: the migration's step run again writes nothing more.
     let described = std::fs::read(&copy).unwrap();
@@ -400,11 +397,16 @@ fn migration_47_describes_the_copies_of_an_older_archive() {
     let report = Cairn::rebuild_from_copies(&data, &Quiet).unwrap();
     assert!(report.skipped.is_empty(), "{report:#?}");
     support::same(&support::dump(&data), &want, "archive-v11");
-    // Recall lives in the database alone: said, not silently dropped.
-    let said = report.not_carried.join("\n");
-    assert!(
-        said.contains(&format!("Recall: {entries} ")) || (entries == 0 && said.contains("Recall")),
-        "{said}"
+    // Recall lives in the database alone: carried, every entry.
+    let carried = carried(&report, "entries, with their reviews");
+    assert_eq!(
+        (i64::from(carried.rows), &carried.error),
+        (entries, &None),
+        "{report:#?}"
+    );
+    assert_eq!(
+        support::count(&data, "SELECT COUNT(*) FROM recall_entries"),
+        entries
     );
 }
 
@@ -603,5 +605,429 @@ fn what_only_the_rooms_held_is_carried_or_named() {
     assert_eq!(
         support::count(data.path(), "SELECT COUNT(*) FROM published_sessions"),
         1
+    );
+}
+
+/// Recall's tables as they read, one line a row, sorted: each session a row names by its key
+/// (a rebuild renumbers session rows), everything else as stored. The index's postings are
+/// left out: their impacts are computed with the corpus averages at the time each entry was
+/// indexed, so a rebuilt index orders candidates alike with other numbers (the ranker rescores
+/// them exactly; the answers are compared by themselves).
+fn recall_dump(data: &Path) -> String {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let mut out = Vec::new();
+    for table in [
+        "recall_entries",
+        "recall_evidence",
+        "recall_proposals",
+        "recall_feedback",
+        "recall_query_events",
+        "recall_query_exposures",
+        "recall_extract_generations",
+        "recall_extract_progress",
+        "recall_extract_entries",
+        "recall_extract_runs",
+        "recall_terms",
+        "recall_df",
+        "recall_stats",
+    ] {
+        let columns: Vec<String> = db
+            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+            .unwrap()
+            .query_map([table], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let read: Vec<String> = columns
+            .iter()
+            .map(|c| match c.as_str() {
+                "session_id" | "source_session_id" => {
+                    format!("(SELECT session_key FROM sessions WHERE id = t.{c})")
+                }
+                _ => format!("t.{c}"),
+            })
+            .collect();
+        let sql = format!("SELECT {} FROM {table} t", read.join(", "));
+        let mut stmt = db.prepare(&sql).unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut cols = Vec::new();
+                for i in 0..columns.len() {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    cols.push(format!("{v:?}"));
+                }
+                Ok(format!("{table}: {}", cols.join(" | ")))
+            })
+            .unwrap();
+        out.extend(rows.map(Result::unwrap));
+    }
+    out.sort();
+    out.join("\n") + "\n"
+}
+
+/// `text` without the lines that name `id`.
+fn without(text: &str, id: &str) -> String {
+    text.lines()
+        .filter(|l| !l.contains(&format!("'{id}'")) && !l.contains(&format!("\"{id}\"")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The real Claude fixtures captured, `before_import` run on the database, then the Recall
+/// question set's entries imported (what `support::recall_archive` makes, with a hook).
+fn recall_archive_after(before_import: impl FnOnce(&Connection)) -> (tempfile::TempDir, Cairn) {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let sd = cairn_core::archive::discover::SourceDir {
+        agent: Agent::Claude,
+        path: support::fixtures().join("claude"),
+        origin: cairn_core::archive::discover::DirOrigin::Env,
+    };
+    let files = cairn_core::archive::discover::walk(&sd, &mut Vec::new());
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    before_import(&Connection::open(data.path().join("cairn.db")).unwrap());
+    let entries =
+        std::fs::read_to_string(support::fixtures().join("recall/entries.jsonl")).unwrap();
+    let report = cairn.recall_import(&entries, false).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    (data, cairn)
+}
+
+/// What the facade answers of Recall: the served entries, the rejected and replaced ones, the
+/// inbox, a query's results and a brief's packed text. `leave` is taken out of every list
+/// (an entry whose trust the rebuild changes on purpose).
+fn recall_answers(cairn: &Cairn, leave: &str) -> String {
+    use cairn_core::recall::model::{Status, Surface};
+    use cairn_core::recall::store::Filters;
+    let listed = |status| {
+        cairn
+            .recall_list(&Filters {
+                status: Some(status),
+                limit: Some(500),
+                ..Filters::default()
+            })
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.id != leave)
+            .collect::<Vec<_>>()
+    };
+    let inbox: Vec<_> = cairn
+        .recall_inbox(500)
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.entry.id != leave)
+        .collect();
+    let ask = |text: &str, surface, context| {
+        let req = cairn_core::recall::QueryRequest {
+            text: text.into(),
+            context,
+            ..Default::default()
+        };
+        let resp = cairn.recall_query(&req, surface).unwrap();
+        let ids: Vec<String> = resp
+            .results
+            .into_iter()
+            .map(|r| r.entry.id)
+            .filter(|id| id != leave)
+            .collect();
+        (ids, resp.context.map(|c| (c.text, c.entry_ids)))
+    };
+    format!(
+        "{:#?}\n{:#?}\n{inbox:#?}\n{:#?}\n{:#?}",
+        listed(Status::Accepted),
+        listed(Status::Archived),
+        ask("opentelemetry propagators config", Surface::Query, false),
+        ask("how do I run the quality checks", Surface::Brief, true),
+    )
+}
+
+/// A person's Recall comes through a rebuild from the copies: the entries they accepted,
+/// rejected, replaced or sent back to the inbox, the evidence into each session (following its
+/// records), what agents said of them, the ledger and extraction's progress, row for row, and
+/// `recall list`, the inbox, a query and a brief answer as before. The entry whose evidence
+/// was cited over records the copies read differently is revoked, as a reindex revokes it; the
+/// one whose session a forget took stays as the forget left it.
+#[test]
+fn recall_comes_through_a_rebuild_as_a_person_left_it() {
+    use cairn_core::recall::agents::{Speaker, Verdict};
+    use cairn_core::recall::model::ReviewState;
+    // As an older parser read it: record 12 of the session `xterm-scroll` cites.
+    let misread = "xterm-scroll";
+    let (data, cairn) = recall_archive_after(|db| {
+        let changed = db
+            .execute(
+                "UPDATE records SET text = 'read otherwise by an older parser'
+                 WHERE ordinal = 12 AND session_id =
+                     (SELECT id FROM sessions WHERE session_id = 'd6e0bada-1959-4eec-a9d2-0bfade768d8f')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    });
+    assert!(cairn.recall_get(misread).unwrap().is_trusted());
+    // A person's work: an accept taken back, a rejection, a replacement; a forget.
+    cairn
+        .recall_unaccept("otel-readme", ReviewState::UnreviewedAuto)
+        .unwrap();
+    cairn.recall_reject("beads-sync").unwrap();
+    cairn
+        .recall_supersede("otel-console-dev", "otel-disable-tests")
+        .unwrap();
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some("1af7fc5e-8455-4414-9ccd-011d40f70b2a".to_owned()),
+            ..Default::default()
+        })
+        .unwrap();
+    let forgotten = cairn.recall_get("claude-md-empty-repo").unwrap();
+    assert!(
+        forgotten.evidence.is_empty() && forgotten.review_state == ReviewState::UnreviewedAuto,
+        "{forgotten:?}"
+    );
+    // What agents said, through `cairn mcp`.
+    let mut writer = cairn.agent_writer().unwrap();
+    let who = Speaker {
+        agent: "claude".into(),
+        server_session: "s1".into(),
+        ..Default::default()
+    };
+    cairn
+        .agent_feedback(
+            &mut writer,
+            "quality-alias",
+            Verdict::Helpful,
+            "it ran",
+            None,
+            &who,
+        )
+        .unwrap();
+    drop(writer);
+    // Extraction's state of one session, as a pass leaves it.
+    let db = Connection::open(data.path().join("cairn.db")).unwrap();
+    db.execute_batch(
+        "INSERT INTO recall_extract_generations (fingerprint, state, model, segmenter,
+             params_json, identity_json, created_at, updated_at)
+             VALUES ('fp-1', 'active', 'm', 'turns-v1', '{}', '{}', '2026-03-01T10:00:00Z',
+                     '2026-03-01T10:00:00Z');
+         INSERT INTO recall_extract_progress (session_id, fingerprint, state, unit_cursor,
+             units_total, unit_digests, covered_ordinal, updated_at)
+             SELECT id, 'fp-1', 'done', 2, 2, '[\"a\",\"b\"]', next_ordinal,
+                    '2026-03-01T10:00:00Z'
+             FROM sessions WHERE session_id = '491e126e-1e71-469c-ade2-fcc8af567c74';
+         INSERT INTO recall_extract_entries (entry_id, fingerprint, session_id, unit_index, state)
+             SELECT 'code-quality-tools', 'fp-1', id, 1, 'published'
+             FROM sessions WHERE session_id = '491e126e-1e71-469c-ade2-fcc8af567c74';
+         INSERT INTO recall_extract_runs (fingerprint, started_at, sessions, units, entries)
+             VALUES ('fp-1', '2026-03-01T10:00:00Z', 1, 2, 1);",
+    )
+    .unwrap();
+    drop(db);
+    let answers = recall_answers(&cairn, misread);
+    let dump = recall_dump(data.path());
+    assert!(dump.contains("recall_feedback: "), "{dump}");
+    drop(cairn);
+
+    let report = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    assert!(report.skipped.is_empty(), "{report:#?}");
+    for (what, rows) in [
+        ("entries, with their reviews", 26),
+        ("evidence (record ranges", 25),
+        ("agents' feedback on entries", 1),
+        ("extraction generations", 1),
+        ("extraction progress of each session", 1),
+        ("the entries each extraction generation wrote", 1),
+        ("extraction passes", 1),
+    ] {
+        let c = carried(&report, what);
+        assert_eq!((c.rows, &c.error), (rows, &None), "{what}: {report:#?}");
+        let room = report.carried.iter().find(|c| c.what.starts_with(what));
+        assert_eq!(room.unwrap().room, "recall");
+    }
+
+    // Row for row, the one revoked entry aside; the index made again.
+    support::same(
+        &without(&recall_dump(data.path()), misread),
+        &without(&dump, misread),
+        "Recall's tables",
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    let revoked = cairn.recall_get(misread).unwrap();
+    assert!(
+        !revoked.provenance_ok && !revoked.is_trusted(),
+        "{revoked:?}"
+    );
+    assert!(
+        revoked
+            .provenance_note
+            .as_deref()
+            .is_some_and(|n| n.contains("changed")),
+        "{revoked:?}"
+    );
+    assert_eq!(revoked.review_state, ReviewState::HumanReviewed);
+    let said = report.not_carried.join("\n");
+    assert!(
+        said.contains("Recall: 1 entry whose evidence reads differently"),
+        "{said}"
+    );
+    assert!(!said.contains("Recall: 26"), "{said}");
+    // As the forget left it: back in the inbox, no evidence, untrusted.
+    assert_eq!(cairn.recall_get("claude-md-empty-repo").unwrap(), forgotten);
+    support::same(
+        &recall_answers(&cairn, misread),
+        &answers,
+        "Recall's answers",
+    );
+}
+
+/// Recall's tables the old database no longer reads: named in the report, never fatal; the
+/// sessions are rebuilt all the same.
+#[test]
+fn recall_tables_the_old_database_cannot_read_are_named() {
+    let (data, cairn) = support::recall_archive();
+    drop(cairn);
+    let db = data.path().join("cairn.db");
+    let (page_size, root): (i64, i64) = {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        (
+            conn.query_row("PRAGMA page_size", [], |r| r.get(0))
+                .unwrap(),
+            conn.query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'recall_entries'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap(),
+        )
+    };
+    // A failing disk: the table's root page overwritten.
+    let mut bytes = std::fs::read(&db).unwrap();
+    let at = usize::try_from((root - 1) * page_size).unwrap();
+    let size = usize::try_from(page_size).unwrap();
+    for (i, b) in bytes[at..at + size].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37) ^ 0xA5;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+
+    let report = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    assert!(report.sessions > 0, "{report:#?}");
+    let entries = carried(&report, "entries, with their reviews");
+    assert_eq!(entries.rows, 0, "{report:#?}");
+    assert!(
+        entries.error.as_deref().is_some_and(|e| !e.is_empty()),
+        "{report:#?}"
+    );
+    let cairn = Cairn::open(data.path()).unwrap();
+    assert!(cairn.recall_list(&Default::default()).unwrap().is_empty());
+}
+
+/// Evidence whose session was not rebuilt: one a forget tombstoned (as a forget made while a
+/// rebuild ran leaves it) is revoked as that forget revokes it (an entry no person accepted
+/// goes with it, one a person accepted goes back to the inbox); one whose copies are gone
+/// cannot be checked, and its entry is no longer trusted.
+#[test]
+fn evidence_of_sessions_not_rebuilt_is_revoked() {
+    use cairn_core::recall::agents::{EvidenceRef, Proposal, Speaker};
+    use cairn_core::recall::model::{EntryType, ReviewState};
+    let (data, cairn) = support::recall_archive();
+    let (tombstoned, lost) = (
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+        "55604662-cf2a-4331-851a-ec234028f8ca",
+    );
+    let mut writer = cairn.agent_writer().unwrap();
+    let proposed = cairn
+        .agent_propose(
+            &mut writer,
+            &Proposal {
+                entry_type: EntryType::Fact,
+                scope: None,
+                title: "Qqproposed about the empty repository".into(),
+                body: "as the session said".into(),
+                trigger: String::new(),
+                evidence: vec![EvidenceRef {
+                    session: tombstoned.into(),
+                    from: 0,
+                    to: 1,
+                }],
+            },
+            &Speaker {
+                agent: "claude".into(),
+                server_session: "s1".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .entry_id;
+    drop(writer);
+    let key_of = |id: &str| -> String {
+        Connection::open(data.path().join("cairn.db"))
+            .unwrap()
+            .query_row(
+                "SELECT session_key FROM sessions WHERE session_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let (tombstoned_key, lost_key) = (key_of(tombstoned), key_of(lost));
+    Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO forgotten_sessions (session_key, agent, forgotten_at)
+             VALUES (?1, 'claude', '2026-03-01T10:00:00Z')",
+            [&tombstoned_key],
+        )
+        .unwrap();
+    drop(cairn);
+    for copy in copies_of(data.path()) {
+        if manifest_of(&copy).0["session"]["key"] == lost_key.as_str() {
+            std::fs::remove_file(copy).unwrap();
+        }
+    }
+
+    let report = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    let gone = cairn.recall_get(&proposed).unwrap_err();
+    assert_eq!(gone.kind(), cairn_core::ErrorKind::NotFound, "{gone}");
+    let accepted = cairn.recall_get("claude-md-empty-repo").unwrap();
+    assert!(
+        accepted.evidence.is_empty()
+            && accepted.review_state == ReviewState::UnreviewedAuto
+            && !accepted.provenance_ok,
+        "{accepted:?}"
+    );
+    assert!(
+        cairn
+            .recall_inbox(500)
+            .unwrap()
+            .iter()
+            .any(|i| i.entry.id == "claude-md-empty-repo")
+    );
+    // No session row stood in for the forgotten one afterwards.
+    assert_eq!(
+        support::count(
+            data.path(),
+            &format!("SELECT COUNT(*) FROM sessions WHERE session_key = '{tombstoned_key}'"),
+        ),
+        0
+    );
+    let unchecked = cairn.recall_get("phx-server-fails").unwrap();
+    assert!(!unchecked.is_trusted(), "{unchecked:?}");
+    assert!(
+        unchecked
+            .provenance_note
+            .as_deref()
+            .is_some_and(|n| n.contains("was not rebuilt")),
+        "{unchecked:?}"
+    );
+    let said = report.not_carried.join("\n");
+    assert!(
+        said.contains("Recall: 2 evidence ranges citing forgotten sessions"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Recall: 1 evidence range in sessions that were not rebuilt"),
+        "{said}"
     );
 }

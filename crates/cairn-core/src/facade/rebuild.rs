@@ -110,34 +110,38 @@ const TABLES: &[(&str, Fate)] = &[
     ("published_sessions", Fate::Carried),
     ("link_corrections", Fate::Carried),
     ("forgotten_shared", Fate::Carried),
-    // Recall: in the database alone, not carried; the report counts the entries.
-    ("recall_entries", Fate::Dropped("Recall")),
-    ("recall_evidence", Fate::Dropped("Recall")),
-    ("recall_df", Fate::Dropped("Recall")),
-    ("recall_postings", Fate::Dropped("Recall")),
-    ("recall_terms", Fate::Dropped("Recall")),
-    ("recall_stats", Fate::Dropped("Recall")),
+    // Recall: a person's reviews live in the database alone; `recall::carry::carry_from`
+    // carries them, its evidence checked again against the rebuilt records.
+    ("recall_entries", Fate::Carried),
+    ("recall_evidence", Fate::Carried),
+    ("recall_feedback", Fate::Carried),
+    ("recall_proposals", Fate::Carried),
+    ("recall_query_events", Fate::Carried),
+    ("recall_query_exposures", Fate::Carried),
+    ("recall_extract_generations", Fate::Carried),
+    ("recall_extract_progress", Fate::Carried),
+    ("recall_extract_entries", Fate::Carried),
+    ("recall_extract_runs", Fate::Carried),
     (
-        "recall_extract_entries",
-        Fate::Dropped("Recall: extraction progress"),
+        "recall_df",
+        Fate::Derived("Recall's index, made again from the carried entries"),
     ),
     (
-        "recall_extract_generations",
-        Fate::Dropped("Recall: extraction progress"),
+        "recall_postings",
+        Fate::Derived("Recall's index, made again from the carried entries"),
     ),
     (
-        "recall_extract_progress",
-        Fate::Dropped("Recall: extraction progress"),
+        "recall_terms",
+        Fate::Derived("Recall's index, made again from the carried entries"),
     ),
     (
-        "recall_extract_runs",
-        Fate::Dropped("Recall: extraction progress"),
+        "recall_stats",
+        Fate::Derived("Recall's index, made again from the carried entries"),
     ),
-    ("recall_feedback", Fate::Dropped("Recall")),
-    ("recall_proposals", Fate::Dropped("Recall")),
-    ("recall_query_events", Fate::Dropped("Recall")),
-    ("recall_query_exposures", Fate::Dropped("Recall")),
-    ("recall_vectors", Fate::Dropped("Recall")),
+    (
+        "recall_vectors",
+        Fate::Derived("cairn embeddings build --store recall"),
+    ),
     // Search by meaning: keyed by rows a rebuild makes anew.
     (
         "turn_vectors",
@@ -156,7 +160,7 @@ const TABLES: &[(&str, Fate)] = &[
 /// A kind of row carried over from the old database.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RebuildCarried {
-    /// The room that owns the rows and carried them: `archive`, `git`, `insights`, `team`.
+    /// The room that owns the rows and carried them: `archive`, `git`, `recall`, `insights`, `team`.
     pub room: String,
     pub what: String,
     pub rows: u32,
@@ -236,8 +240,8 @@ impl Cairn {
         Err(Error::Refused(format!(
             "{} is healthy: `cairn doctor` finds nothing wrong in it. A rebuild from the copies \
              makes a new database from the retained copies alone and moves this one aside; what \
-             it does not carry over (Recall's entries, the turns' vectors for search by meaning) \
-             stays behind in the file moved aside. To rebuild it anyway, run `cairn reindex \
+             it does not carry over (the vectors for search by meaning, the environment \
+             snapshots taken at capture time) stays behind in the file moved aside. To rebuild it anyway, run `cairn reindex \
              --from-copies --force`",
             db.display()
         )))
@@ -512,9 +516,9 @@ fn rebuild_session(
 /// over its own tables (see [`TABLES`]): the archive's own sessions' publication through git,
 /// git's teammates' documents, shared sessions' forget tombstones and a person's link
 /// corrections (each said again by the person who said it, when they said it), the generated
-/// insight reports, the team archive's push record; semantic says what it leaves. Recall's
-/// entries are counted, not carried. Every session is matched by its key, which a rebuild
-/// keeps.
+/// insight reports, the team archive's push record, Recall's entries with everything a person
+/// and the agents did with them (their evidence checked again against the rebuilt records);
+/// semantic says what it leaves. Every session is matched by its key, which a rebuild keeps.
 fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut RebuildReport) {
     push_carried(report, "archive", rebuild::carry_published(old, new));
     // Before the tombstones below, which drop the documents of forgotten sessions.
@@ -527,7 +531,10 @@ fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut Rebui
         Err(e) => carried("git", what, 0, Some(e.to_string())),
     });
     carry_corrections(old, new, report);
+    // Recall before the team's push record, which names the entries the rebuilt archive
+    // lacks.
     for (room, carry) in [
+        ("recall", recall::carry::carry_from(old, new, now)),
         ("insights", insights::store::carry_from(old, new)),
         ("team", team::store::carry_from(old, new)),
         ("semantic", semantic::carry::carry_from(old, new)),
@@ -537,30 +544,9 @@ fn carry_rooms(old: &Connection, new: &Connection, now: &str, report: &mut Rebui
         }
         report.not_carried.extend(carry.not_carried);
     }
-
-    // Recall keeps its entries, their evidence and reviews in the database alone.
-    let filters = |status| recall::store::Filters {
-        status: Some(status),
-        ..recall::store::Filters::default()
-    };
-    let entries = recall::stats(old, &filters(recall::model::Status::Accepted)).and_then(|a| {
-        recall::stats(old, &filters(recall::model::Status::Archived)).map(|b| a.count + b.count)
-    });
-    report.not_carried.push(match entries {
-        Ok(0) => "Recall: the old database held no entries".to_owned(),
-        Ok(n) => format!(
-            "Recall: {} of the old database (with their evidence and reviews) are not carried \
-             over; the old database keeps them",
-            crate::text::plural(n, "entry")
-        ),
-        Err(e) => format!(
-            "Recall: entries, evidence and reviews are not readable in the old database ({e})"
-        ),
-    });
     report.not_carried.push(
         "links only the environment snapshots taken at capture time showed (a branch checked \
-         out while a session ran), and extraction progress; every session is linked again \
-         from its records"
+         out while a session ran); every session is linked again from its records"
             .to_owned(),
     );
 }

@@ -385,7 +385,10 @@ mod tests {
             export(&insight, ExportFormat::Html).unwrap(),
             report_html(&insight),
         ] {
-            assert!(!html.contains("href=\"cairn://session/sha256-out"), "{html}");
+            assert!(
+                !html.contains("href=\"cairn://session/sha256-out"),
+                "{html}"
+            );
             assert!(
                 html.contains("href=\"cairn://session/sha256-in?record=3\""),
                 "{html}"

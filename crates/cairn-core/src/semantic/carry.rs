@@ -4,7 +4,8 @@
 //! A turn's vector is keyed by the turn's row id, which a rebuild does not keep, and is known
 //! fresh against the archive's revision (its capture batches and reindexes), which a rebuild
 //! starts again: carried, vectors could stand for turns that read differently now and still
-//! pass as fresh. Recall's vectors go with Recall's entries, which are not carried either. The
+//! pass as fresh. Recall's entries are carried (`recall::carry`), their vectors not: counted
+//! there, made again by the same build. The
 //! rebuilt archive's stores read as never built, so searches by meaning say so and name the
 //! build, and the desktop waits for a person to start one (Settings → Search by meaning).
 

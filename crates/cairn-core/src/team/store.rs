@@ -56,17 +56,27 @@ pub fn carry_from(old: &Connection, new: &Connection) -> Carry {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         ),
     ));
+    match keep_lost_on_server(new) {
+        Ok(0) => {}
+        Ok(n) => carry.not_carried.push(format!(
+            "team archive: {} a push sent came back from no copy and were not forgotten;              the team archive keeps them (the next `cairn team push` does not take them back)",
+            crate::text::plural(n, "session")
+        )),
+        Err(e) => carry.not_carried.push(format!(
+            "team archive: which sessions a push sent the rebuild lost could not be read ({e})"
+        )),
+    }
     match gone(new) {
         Ok((0, 0)) => {}
         Ok((sessions, entries)) => {
             let (mut counts, mut why) = (Vec::new(), Vec::new());
             if sessions > 0 {
                 counts.push(crate::text::plural(sessions, "session"));
-                why.push("forgotten, or no copy of them was left");
+                why.push("forgotten");
             }
             if entries > 0 {
                 counts.push(crate::text::plural(entries, "Recall entry"));
-                why.push("Recall's entries are not carried over");
+                why.push("gone from Recall, or not readable in the old database");
             }
             carry.not_carried.push(format!(
                 "team archive: of what a push sent, {} the rebuilt archive does not hold ({}): \
@@ -81,6 +91,29 @@ pub fn carry_from(old: &Connection, new: &Connection) -> Carry {
         )),
     }
     carry
+}
+
+/// Take out of the carried record the sessions the rebuilt `conn` lacks that no forget took:
+/// the damage lost them, and the team archive may hold the only copy left, which the next push
+/// would otherwise withdraw as if forgotten. How many.
+fn keep_lost_on_server(conn: &Connection) -> rusqlite::Result<u64> {
+    let keys: Vec<String> = conn
+        .prepare("SELECT DISTINCT session_key FROM team_pushed_sessions")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut lost = 0;
+    for key in &keys {
+        if session_row(conn, key)?.is_none()
+            && !crate::archive::forget::is_forgotten_session(conn, key)?
+        {
+            conn.execute(
+                "DELETE FROM team_pushed_sessions WHERE session_key = ?1",
+                [key],
+            )?;
+            lost += 1;
+        }
+    }
+    Ok(lost)
 }
 
 /// How many sessions and Recall entries the push record in `conn` names that `conn` does not

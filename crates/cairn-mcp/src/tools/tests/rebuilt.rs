@@ -36,13 +36,16 @@ fn a_server_opened_before_a_rebuild_answers_from_the_new_database() {
     };
     assert_eq!(listed(&f.server), 3);
 
-    // Recall's entries live only in the database: the rebuilt one has none. A session
-    // captured after it is there alone.
+    // Recall's entries are carried into the rebuilt database; a session captured after it is
+    // in the new one alone.
     Cairn::rebuild_from_copies(&data, &Quiet).unwrap();
     claude_session(&Cairn::open(&data).unwrap(), &claude, "c3", &repo);
 
     assert_eq!(listed(&f.server), 4);
-    assert_eq!(titles(json!({"query": "migrations"})), Vec::<String>::new());
+    assert_eq!(
+        titles(json!({"query": "migrations"})),
+        ["Run the migrations"]
+    );
     let hits = body(f.server.search(args(json!({"query": "c3"})).unwrap()));
     assert_eq!(hits["hits"].as_array().unwrap().len(), 1, "{hits}");
 
