@@ -312,6 +312,69 @@ pub fn old_sessions(old: &Connection) -> rusqlite::Result<HashMap<i64, String>> 
         .collect()
 }
 
+/// Each `(row id, session key)` of `old`'s sessions handed to `f` as read: those read before a
+/// damaged page stops the read are handed over all the same.
+pub fn each_session_key(old: &Connection, mut f: impl FnMut(i64, String)) -> rusqlite::Result<()> {
+    let mut read = old.prepare("SELECT id, session_key FROM sessions")?;
+    let mut rows = read.query([])?;
+    while let Some(row) = rows.next()? {
+        f(row.get(0)?, row.get(1)?);
+    }
+    Ok(())
+}
+
+/// The sources whose rows hold a redaction marker in their path or their session's facts (what
+/// a reindex redacted, now or before the manifests followed the rows).
+pub fn sources_with_marks(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare(
+        "SELECT src.id FROM sources src JOIN sessions s ON s.id = src.session_id
+         WHERE src.path || '|' || COALESCE(s.cwd, '') || '|' || COALESCE(s.title, '')
+               || '|' || COALESCE(s.model, '') || '|' || COALESCE(s.git_branch, '')
+               || '|' || COALESCE(s.provider, '') || '|'
+               || COALESCE(s.tool_version, '') LIKE '%[REDACTED:%'",
+    )?
+    .query_map([], |r| r.get(0))?
+    .collect()
+}
+
+/// The sources of the session with row id `session`.
+pub fn sources_of_session(conn: &Connection, session: i64) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT id FROM sources WHERE session_id = ?1")?
+        .query_map([session], |r| r.get(0))?
+        .collect()
+}
+
+/// Whether the session with row id `session` was read from copies today's rules redact further
+/// (`read_by = 0`).
+pub fn redacted_further(conn: &Connection, session: i64) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT read_by = 0 FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()
+        .map(|r| r.unwrap_or(false))
+}
+
+/// A session row standing in for the forgotten session `key` (its key and agent, nothing
+/// else), for a room that must treat what cites it as a forget does; `None` when no tombstone
+/// names it. The caller deletes it with [`drop_stand_in`] in the same transaction.
+pub fn stand_in_for_forgotten(
+    conn: &Connection,
+    key: &str,
+    now: &str,
+) -> rusqlite::Result<Option<i64>> {
+    let made = conn.execute(
+        "INSERT INTO sessions (session_key, agent, captured_at)
+         SELECT session_key, agent, ?2 FROM forgotten_sessions WHERE session_key = ?1",
+        rusqlite::params![key, now],
+    )?;
+    Ok((made == 1).then(|| conn.last_insert_rowid()))
+}
+
+/// Delete a row [`stand_in_for_forgotten`] made.
+pub fn drop_stand_in(conn: &Connection, row: i64) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM sessions WHERE id = ?1", [row])
+        .map(drop)
+}
+
 /// The row of the session keyed `key`, when there is one.
 pub fn session_row(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
     conn.prepare_cached("SELECT id FROM sessions WHERE session_key = ?1")?

@@ -357,34 +357,13 @@ impl Cairn {
     fn restate_manifests(&self, store: &mut Store, sessions: &[i64]) -> Result<u64> {
         let conn = store.conn();
         let e = |err| store.err(err);
-        let mut sources = std::collections::BTreeSet::new();
-        {
-            let mut marked = conn
-                .prepare(
-                    "SELECT src.id FROM sources src JOIN sessions s ON s.id = src.session_id
-                     WHERE src.path || '|' || COALESCE(s.cwd, '') || '|' || COALESCE(s.title, '')
-                           || '|' || COALESCE(s.model, '') || '|' || COALESCE(s.git_branch, '')
-                           || '|' || COALESCE(s.provider, '') || '|'
-                           || COALESCE(s.tool_version, '') LIKE '%[REDACTED:%'",
-                )
-                .map_err(e)?;
-            let found = marked
-                .query_map([], |r| r.get::<_, i64>(0))
+        let mut sources: std::collections::BTreeSet<i64> =
+            archive::rebuild::sources_with_marks(conn)
                 .map_err(e)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(e)?;
-            sources.extend(found);
-            let mut of_session = conn
-                .prepare("SELECT id FROM sources WHERE session_id = ?1")
-                .map_err(e)?;
-            for session in sessions {
-                let found = of_session
-                    .query_map([session], |r| r.get::<_, i64>(0))
-                    .map_err(e)?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(e)?;
-                sources.extend(found);
-            }
+                .into_iter()
+                .collect();
+        for &session in sessions {
+            sources.extend(archive::rebuild::sources_of_session(conn, session).map_err(e)?);
         }
         let retained = archive::retain::Retained::new(&self.data_dir);
         // `(source, generation, new length when it is the current generation's)`.

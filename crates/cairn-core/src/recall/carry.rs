@@ -32,7 +32,6 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, params};
 
 use crate::archive::rebuild::{Carried, Carry};
-use crate::semantic::vectors::VectorStore;
 use crate::text::plural;
 
 /// A Recall table a rebuild carries, in an order that writes each row after the rows it names.
@@ -161,11 +160,11 @@ struct Sessions<'a> {
 impl<'a> Sessions<'a> {
     fn read(old: &Connection, new: &'a Connection) -> Sessions<'a> {
         let mut keys = HashMap::new();
-        let unreadable = each_row(old, "SELECT id, session_key FROM sessions", |row| {
-            keys.insert(row.get(0)?, row.get(1)?);
-            Ok(())
+        let unreadable = crate::archive::rebuild::each_session_key(old, |id, key| {
+            keys.insert(id, key);
         })
-        .err();
+        .err()
+        .map(|e| e.to_string());
         Sessions {
             new,
             keys,
@@ -191,24 +190,6 @@ impl<'a> Sessions<'a> {
         self.seen.insert(old_row, found.clone());
         Ok(found)
     }
-}
-
-/// Run `each` on every row `sql` selects on `conn`, in order; the error that stopped the read,
-/// when one did (what was read before it has been handed on).
-fn each_row(
-    conn: &Connection,
-    sql: &str,
-    mut each: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
-) -> std::result::Result<(), String> {
-    (|| -> rusqlite::Result<()> {
-        let mut stmt = conn.prepare(sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            each(row)?;
-        }
-        Ok(())
-    })()
-    .map_err(|e| e.to_string())
 }
 
 /// The columns of `table` both databases have, in the rebuilt one's order: an old database of
@@ -508,7 +489,9 @@ pub fn carry_from(old: &Connection, new: &Connection, now: &str) -> Carry {
         ));
         return carry;
     }
-    carry.not_carried.extend(vectors_left(old));
+    carry
+        .not_carried
+        .extend(crate::semantic::carry::recall_vectors_left(old));
     carry
 }
 
@@ -554,15 +537,9 @@ fn forget_again(
         let mut write = new.prepare(&insert_sql(&EVIDENCE, &columns))?;
         let mut rows = Vec::new();
         for (key, evidence) in &unanchored.forgotten {
-            let stood_in = new.execute(
-                "INSERT INTO sessions (session_key, agent, captured_at)
-                 SELECT session_key, agent, ?2 FROM forgotten_sessions WHERE session_key = ?1",
-                params![key, now],
-            )?;
-            if stood_in != 1 {
+            let Some(row) = crate::archive::rebuild::stand_in_for_forgotten(new, key, now)? else {
                 return Err(rusqlite::Error::QueryReturnedNoRows);
-            }
-            let row = new.last_insert_rowid();
+            };
             rows.push(row);
             for values in evidence {
                 let mut values = values.clone();
@@ -572,7 +549,7 @@ fn forget_again(
         }
         super::forget::revoke(new, &rows, now)?;
         for row in rows {
-            new.execute("DELETE FROM sessions WHERE id = ?1", [row])?;
+            crate::archive::rebuild::drop_stand_in(new, row)?;
         }
         Ok(())
     })();
@@ -623,16 +600,14 @@ fn revoke_lost(
 /// guess of it be checked). Returns how many entries were revoked.
 fn follow_anchors(new: &Connection, now: &str) -> crate::Result<u32> {
     let db = crate::store::err_in(new);
-    let cited: Vec<(i64, bool)> = new
-        .prepare(
-            "SELECT s.id, s.read_by = 0 FROM sessions s
-             WHERE EXISTS (SELECT 1 FROM recall_evidence v WHERE v.session_id = s.id)
-             ORDER BY s.id",
-        )
-        .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+    let cited: Vec<i64> = new
+        .prepare("SELECT DISTINCT session_id FROM recall_evidence ORDER BY session_id")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
         .map_err(db)?;
     let mut revoked = 0;
-    for (session, redacted_further) in cited {
+    for session in cited {
+        let redacted_further =
+            crate::archive::rebuild::redacted_further(new, session).map_err(db)?;
         revoked += super::evidence::verify_session(new, session, now)?;
         if redacted_further {
             super::evidence::forget_digests(new, session)?;
@@ -679,27 +654,4 @@ fn index_again(new: &Connection) -> rusqlite::Result<()> {
         super::store::reindex(new, &id)?;
     }
     Ok(())
-}
-
-/// The entries' vectors the old database held, said as left behind with what makes them again.
-fn vectors_left(old: &Connection) -> Option<String> {
-    let store = VectorStore::Recall;
-    match old.query_row(
-        "SELECT COUNT(*) FROM recall_vectors WHERE length(vector) > 0",
-        [],
-        |r| r.get::<_, i64>(0),
-    ) {
-        Ok(0) => None,
-        Ok(n) => Some(format!(
-            "search by meaning: the vectors of {} (made again from the carried entries' \
-             text); `{}` (or Settings → Search by meaning) makes them again",
-            store.count(n),
-            store.build_command()
-        )),
-        Err(e) => Some(format!(
-            "search by meaning: the Recall entries' vectors, not readable in the old database \
-             ({e}); `{}` makes them again",
-            store.build_command()
-        )),
-    }
 }

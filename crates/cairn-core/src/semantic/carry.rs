@@ -40,3 +40,26 @@ pub fn carry_from(old: &Connection, _new: &Connection) -> Carry {
     }
     carry
 }
+
+/// Recall's entries' vectors the old database held (Recall's carry says it), said as left behind with what makes them again.
+pub fn recall_vectors_left(old: &Connection) -> Option<String> {
+    let store = VectorStore::Recall;
+    match old.query_row(
+        "SELECT COUNT(*) FROM recall_vectors WHERE length(vector) > 0",
+        [],
+        |r| r.get::<_, i64>(0),
+    ) {
+        Ok(0) => None,
+        Ok(n) => Some(format!(
+            "search by meaning: the vectors of {} (made again from the carried entries' \
+             text); `{}` (or Settings → Search by meaning) makes them again",
+            store.count(n),
+            store.build_command()
+        )),
+        Err(e) => Some(format!(
+            "search by meaning: the Recall entries' vectors, not readable in the old database \
+             ({e}); `{}` makes them again",
+            store.build_command()
+        )),
+    }
+}
