@@ -533,6 +533,22 @@ fn a_lifted_forget_lets_the_next_sync_import_the_sessions_again() {
     let dry = env.json(&["forget", "--lift", "--dry-run"]);
     assert_eq!(dry["dry_run"], true);
     assert!(dry["lifted"]["sessions"].as_u64().unwrap() > 1, "{dry}");
+    // A time to the second takes in the tombstones laid within that second (they are stored to
+    // the millisecond, which sorted them before it).
+    let laid: String = rusqlite::Connection::open(env.data().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT MAX(forgotten_at) FROM forgotten_sessions",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let second = format!("{}Z", &laid[..19]);
+    let within = env.json(&["forget", "--lift", "--since", &second, "--dry-run"]);
+    assert!(
+        within["lifted"]["sessions"].as_u64().unwrap() >= 1,
+        "{laid} {within}"
+    );
     // Tombstones laid from tomorrow on: none.
     let later = env.json(&["forget", "--lift", "--since", "2999-01-01", "--yes"]);
     assert_eq!(later["lifted"]["sessions"], 0, "{later}");

@@ -315,7 +315,10 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
             bail!("nothing was removed: run again with --yes to forget these sessions");
         }
         describe(out, &plan, "Would forget")?;
-        write!(out, "Forget them? This cannot be undone. [y/N] ")?;
+        write!(
+            out,
+            "Forget them? What only Cairn keeps of them cannot be brought back. [y/N] "
+        )?;
         out.flush()?;
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;

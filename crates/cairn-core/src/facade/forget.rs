@@ -150,16 +150,23 @@ fn small(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The time a lift's tombstones were laid at or after, as stored times compare with it.
+/// The time a lift's tombstones were laid at or after, as stored times compare with it: a day
+/// as written (it sorts before every time of that day), a time in the form a tombstone's is
+/// stored in (`clock::now`: milliseconds, so a tombstone laid within the second named is not
+/// sorted before it).
 fn lift_since(req: &LiftRequest) -> Result<Option<String>> {
     req.since
         .as_deref()
         .map(|s| {
-            crate::text::time_bound(s).ok_or_else(|| {
+            let bound = crate::text::time_bound(s).ok_or_else(|| {
                 Error::Invalid(format!(
                     "--since {:?} is not a date; write YYYY-MM-DD or an RFC 3339 time",
                     crate::text::one_line(s, 40)
                 ))
+            })?;
+            Ok(match crate::text::parse_rfc3339(&bound) {
+                Some(t) if bound.len() > 10 => t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+                _ => bound,
             })
         })
         .transpose()
