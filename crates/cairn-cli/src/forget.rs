@@ -1,6 +1,6 @@
 //! `cairn forget`: lists exactly what would go, asks, then has the core remove every byte.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 
 use anyhow::{Result, bail};
 use cairn_core::{Cairn, ForgetPlan, ForgetRequest, LiftRequest, Lifted};
@@ -237,11 +237,7 @@ fn lift(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -
             bail!("no tombstone was lifted: run again with --yes to lift them");
         }
         describe_lift(out, &would, "Would lift")?;
-        write!(out, "Lift them? [y/N] ")?;
-        out.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        if !render::confirm(out, "Lift them?")? {
             writeln!(out, "No tombstone was lifted.")?;
             return Ok(());
         }
@@ -315,14 +311,10 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
             bail!("nothing was removed: run again with --yes to forget these sessions");
         }
         describe(out, &plan, "Would forget")?;
-        write!(
+        if !render::confirm(
             out,
-            "Forget them? What only Cairn keeps of them cannot be brought back. [y/N] "
-        )?;
-        out.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            "Forget them? What only Cairn keeps of them cannot be brought back.",
+        )? {
             writeln!(out, "Nothing was removed.")?;
             return Ok(());
         }

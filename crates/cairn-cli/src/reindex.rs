@@ -1,7 +1,7 @@
 //! `cairn reindex`: sessions read again from their retained copies by this build's parsers;
 //! with `--from-copies`, the archive database rebuilt from the copies alone.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::Result;
@@ -83,11 +83,7 @@ pub fn rebuild(args: ReindexArgs, data_dir: &Path, json: bool, out: &mut impl Wr
             return Err(healthy.into());
         }
         writeln!(out, "{}", clean(&healthy.to_string()))?;
-        write!(out, "Rebuild it anyway? [y/N] ")?;
-        out.flush()?;
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        if !render::confirm(out, "Rebuild it anyway?")? {
             writeln!(out, "Nothing was changed.")?;
             return Ok(());
         }

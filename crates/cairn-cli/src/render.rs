@@ -25,6 +25,18 @@ pub fn clean(text: &str) -> String {
     cairn_core::text::printable(text)
 }
 
+/// Ask `question` on the terminal (` [y/N] ` after it) and read the answer from stdin: whether
+/// it was yes. Callers ask only when stdin is a terminal (anything else is refused with the
+/// flag that goes ahead).
+pub fn confirm(out: &mut impl Write, question: &str) -> std::io::Result<bool> {
+    use std::io::BufRead as _;
+    write!(out, "{question} [y/N] ")?;
+    out.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
 /// A warning line as it is printed: [`clean`]'s set, newlines and tabs written as visible
 /// escapes (`\n`, `\u{1b}`) instead of cut or kept ([`cairn_core::text::visible_line`]). A
 /// warning names folders and files, and one named `evil\nFAKE: ok` must not print a line of
