@@ -296,7 +296,11 @@ fn project_configs_land_in_the_repository_root() {
             0o644,
             "a project's config is shared, not secret"
         );
-        assert!(!r["notes"].as_array().unwrap().is_empty());
+        let notes = r["notes"].to_string();
+        assert!(
+            notes.contains("names this machine's cairn") && notes.contains("--project"),
+            "a file the team commits names this machine's paths: {notes}"
+        );
         assert!(!env.home().join(".claude.json").exists());
     }
     // Agents whose makers document no project config: refused, nothing written.

@@ -347,6 +347,15 @@ fn change_once(
             _ => "start a new agent session to load the server".to_owned(),
         });
     }
+    if let (Some(launch), Some(_), Some(_)) = (cli, project, &after) {
+        // The entry names this machine's paths, in a file a team commits: a teammate's agent
+        // would start a program that is not there.
+        notes.push(format!(
+            "{} names this machine's cairn ({}): a teammate runs `cairn mcp install --agent {agent} --project` on their own machine, which repoints it, or the file stays out of the commit",
+            path.display(),
+            launch.command
+        ));
+    }
     // A file that held nothing but Cairn's server (install created it) goes, rather than
     // staying behind as an empty document; a linked one stays, its target being the user's.
     let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
