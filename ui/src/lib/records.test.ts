@@ -36,6 +36,20 @@ describe('tool input as text', () => {
     expect(toolInputText(toolInput(edit))).toBe('src/login.ts\n-return false;\n+return user !== null;');
   });
 
+  it('cleans what the JSON escapes hid: terminal controls and direction overrides', () => {
+    // The answer's cleaning saw `\u001b` and `\u202e` as escapes; parsing made them characters.
+    const command = 'echo ok # \u202Eexe.lanigiro\u202C \u001b[2Jgone\u0007';
+    const text = toolInputText(toolInput(published({ command, description: 'a\u202Eb' })));
+    // A lone BEL stays, as everywhere in the window: a page does nothing with it.
+    // eslint-disable-next-line no-control-regex
+    expect(text).not.toMatch(/[\u001b\u202a-\u202e\u2066-\u2069]/u);
+    expect(text).toContain('exe.lanigiro');
+    const edit = toolInput(published({ file_path: 'a\u202E.ts', old_string: 'x\u001b[31m', new_string: 'y' }));
+    expect(JSON.stringify(edit)).not.toMatch(/\\u001b|\\u202e/i);
+    const other = toolInputText(toolInput(published({ 'k\u202E': 'v\u001b]8;;x\u0007' })));
+    expect(other).not.toMatch(/\\u001b|\\u202e|\\u0007/i);
+  });
+
   it('keeps anything else as indented JSON, and nothing for no input', () => {
     expect(toolInputText(toolInput(published({ query: 'flaky test' })))).toBe('{\n  "query": "flaky test"\n}');
     expect(toolInputText(toolInput({ tool_input: null }))).toBe('');

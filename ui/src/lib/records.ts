@@ -65,13 +65,28 @@ export function clip(text: string): { text: string; cut: boolean } {
   return text.length > MAX_CHARS ? { text: text.slice(0, MAX_CHARS), cut: true } : { text, cut: false };
 }
 
+/**
+ * A tool input's JSON, every string in it cleaned for display. The answer's own cleaning saw the
+ * JSON text, where a control character or a direction override is still an escape (`\u001b`,
+ * `\u202e`); parsing is what turns it back into the character, so the parsed strings are
+ * cleaned again.
+ */
 function parse(json: string | null): unknown {
   if (json === null) return null;
   try {
-    return JSON.parse(json);
+    return shown(JSON.parse(json));
   } catch {
-    return json;
+    return displayText(json);
   }
+}
+
+function shown(value: unknown): unknown {
+  if (typeof value === 'string') return displayText(value);
+  if (Array.isArray(value)) return value.map(shown);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [displayText(key), shown(field)]));
+  }
+  return value;
 }
 
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
