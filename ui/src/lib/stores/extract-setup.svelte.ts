@@ -99,10 +99,13 @@ export class ExtractSetupStore {
   }
 
   async load(): Promise<void> {
+    // The answer can come seconds after the form opened (the backend may be busy): what the
+    // person typed meanwhile stays; an untouched form takes the saved setup.
+    const shown = JSON.stringify(this.saved.data ?? blankSetup());
     await Promise.all([
       this.detect(),
       this.saved.load(() => this.#api.extractSetup(), { keep: true }).then(() => {
-        if (this.saved.data) this.draft = { ...this.saved.data };
+        if (this.saved.data && JSON.stringify(this.draft) === shown) this.draft = { ...this.saved.data };
       }),
       this.preview.load(() => this.#api.extractPreview(), { keep: true }),
     ]);

@@ -97,6 +97,26 @@ describe('extraction setup', () => {
     expect([roughly(5), roughly(300), roughly(7200)]).toEqual(['about 5 s', 'about 5 min', 'about 2.0 h']);
   });
 
+  it('keeps what the person typed while the saved setup was on its way', async () => {
+    let answer: (v: ReturnType<typeof ok<ExtractSetup>>) => void = () => {};
+    const saved = { ...blankSetup(), endpoint: 'http://127.0.0.1:1/v1', model: 'saved-model' };
+    const backend = {
+      extractDetect: vi.fn(async () => ok([])),
+      extractSetup: vi.fn(() => new Promise<ReturnType<typeof ok<ExtractSetup>>>((resolve) => (answer = resolve))),
+      extractPreview: vi.fn(async () => ok(preview())),
+    } as unknown as ExtractSetupApi;
+    const store = new ExtractSetupStore(backend);
+    const loading = store.load();
+    store.draft.model = 'typed-model';
+    answer(ok(saved));
+    await loading;
+    expect(store.draft.model).toBe('typed-model');
+    // An untouched form takes the saved setup.
+    const fresh = new ExtractSetupStore({ ...backend, extractSetup: vi.fn(async () => ok(saved)) });
+    await fresh.load();
+    expect(fresh.draft.model).toBe('saved-model');
+  });
+
   it('loads, tests without saving, saves with the switch, starts and stops', async () => {
     let saved: ExtractSetup = blankSetup();
     const backend: ExtractSetupApi = {

@@ -95,6 +95,17 @@ export function unscopedNote(scope: TeamSkim['repo_scope']): string | null {
   }
 }
 
+/** Does the form `d` say other than the saved setup `s` (spaces around a value aside)? */
+function differs(s: TeamConfig, d: TeamConfig): boolean {
+  return (
+    s.host !== d.host.trim() ||
+    s.port !== d.port ||
+    s.database !== d.database.trim() ||
+    s.user !== d.user.trim() ||
+    s.password_env !== d.password_env.trim()
+  );
+}
+
 export class TeamStore {
   status = new Resource<TeamStatus>();
   /** The form, as edited. */
@@ -130,9 +141,14 @@ export class TeamStore {
     this.#subscribe = subscribe;
   }
 
-  async load(): Promise<void> {
+  /** The status, and the saved setup into the form unless the person has edited it since it
+   * was shown: the answer can come seconds after Settings opened (the backend may be busy),
+   * and what was typed meanwhile stays. `adopt`: take the saved setup whatever the form holds
+   * (after a save). */
+  async load(adopt = false): Promise<void> {
+    const shown = this.status.data?.setup ?? blankTeam();
     await this.status.load(() => this.#api.teamStatus(), { keep: true });
-    if (this.status.data) this.draft = { ...this.status.data.setup };
+    if (this.status.data && (adopt || !differs(shown, this.draft))) this.draft = { ...this.status.data.setup };
   }
 
   /** Is a team archive set up (saved)? */
@@ -143,15 +159,7 @@ export class TeamStore {
 
   /** Has the form changed since it was loaded or saved? */
   get edited(): boolean {
-    const s = this.status.data?.setup ?? blankTeam();
-    const d = this.draft;
-    return (
-      s.host !== d.host.trim() ||
-      s.port !== d.port ||
-      s.database !== d.database.trim() ||
-      s.user !== d.user.trim() ||
-      s.password_env !== d.password_env.trim()
-    );
+    return differs(this.status.data?.setup ?? blankTeam(), this.draft);
   }
 
   async runTest(): Promise<void> {
@@ -161,7 +169,7 @@ export class TeamStore {
   async save(): Promise<boolean> {
     const kept = await this.saved.load(() => this.#api.teamSave({ ...this.draft }));
     if (kept && this.saved.status === 'ready') {
-      await this.load();
+      await this.load(true);
       return true;
     }
     return false;

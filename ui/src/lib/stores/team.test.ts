@@ -68,6 +68,25 @@ describe('team setup', () => {
     expect(api.teamSave).toHaveBeenCalledWith({ ...setup, user: 'bob' });
   });
 
+  it('keeps what the person typed while the status was on its way, and takes the saved setup after a save', async () => {
+    let answer: (v: ReturnType<typeof ok<TeamStatus>>) => void = () => {};
+    const api = fakeApi({ teamStatus: vi.fn(() => new Promise<ReturnType<typeof ok<TeamStatus>>>((resolve) => (answer = resolve))) });
+    const team = new TeamStore(api);
+    const loading = team.load();
+    team.draft.host = 'db.internal';
+    answer(ok(status()));
+    await loading;
+    expect(team.draft.host).toBe('db.internal');
+    expect(team.edited).toBe(true);
+    // Saved: the form shows what was saved (the server's answer), trimmed as stored.
+    const saving = team.save();
+    await vi.waitFor(() => expect(api.teamStatus).toHaveBeenCalledTimes(2));
+    answer(ok(status({ setup: { ...setup, host: 'db.internal' } })));
+    await saving;
+    expect(team.draft).toEqual({ ...setup, host: 'db.internal' });
+    expect(team.edited).toBe(false);
+  });
+
   it('is not configured with an empty [team], unless CAIRN_TEAM_URL is set', async () => {
     const empty = status({ setup: blankTeam() });
     const team = new TeamStore(fakeApi({ teamStatus: vi.fn(async () => ok(empty)) }));
