@@ -748,3 +748,110 @@ fn a_trajectory_with_a_byte_order_mark_imports() {
     let imported = import(&env, &file).unwrap();
     assert_eq!(imported["turns"], 1, "{imported}");
 }
+
+/// A Gemini session rewound (its document written again without its last messages), synced:
+/// the environment and the session's id.
+fn rewound_gemini() -> (Env, &'static str) {
+    let env = Env::new();
+    let rel = "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json";
+    let path = env.home().join(".gemini/tmp").join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let fixtures = crate::support::fixtures();
+    std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
+    env.ok(&["sync"]);
+    std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    env.ok(&["sync"]);
+    (env, "c330aea9-39d8-4bf1-ac29-5fdb4baaad16")
+}
+
+/// Each record of a session as its JSON export gives it: its kind, the start of its text (an
+/// export cuts long tool output, so an import of it holds less), when it was retracted.
+fn records_of(env: &Env, session: &str) -> Vec<Value> {
+    let doc: Value = serde_json::from_str(&export(env, &[session, "--format", "json"])).unwrap();
+    doc["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["records"].as_array().unwrap())
+        .map(|r| {
+            let text: String = r["text"].as_str().unwrap_or("").chars().take(200).collect();
+            json!([r["kind"], text, r["retracted_at"]])
+        })
+        .collect()
+}
+
+/// The records an agent took back (a rewind) come back taken back from Cairn's ATIF export, at
+/// the time it says, and count as they did: an export imports with the same turns.
+#[test]
+fn an_export_imports_its_retracted_records_retracted() {
+    let (env, id) = rewound_gemini();
+    let original = records_of(&env, id);
+    let retracted = original.iter().filter(|r| r[2].is_string()).count();
+    assert!(retracted > 0 && retracted < original.len(), "{retracted}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rewound.atif.json");
+    export(
+        &env,
+        &[id, "--format", "atif", "-o", file.to_str().unwrap()],
+    );
+    let imported = import(&env, &file).unwrap();
+    let key = imported["session_key"].as_str().unwrap();
+    assert_eq!(records_of(&env, key), original);
+    assert_eq!(turns_of(&env, key), turns_of(&env, id));
+    let listed = |key: &str| {
+        env.json(&["sessions"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_key"] == key || s["session_id"] == key)
+            .map(|s| (s["turn_count"].clone(), s["record_count"].clone()))
+            .unwrap()
+    };
+    assert_eq!(listed(key), listed(id));
+    // The same file again stores nothing, and takes nothing back twice.
+    let again = import(&env, &file).unwrap();
+    assert_eq!(again["already_imported"], true, "{again}");
+    assert_eq!(records_of(&env, key), original);
+}
+
+/// A `retracted_at` that is no time (another type, a word, a huge string) reads as absent: the
+/// record imports as live, the file is not refused.
+#[test]
+fn a_retracted_at_that_is_no_time_reads_as_absent() {
+    let d = tempfile::tempdir().unwrap();
+    let env = Env::new();
+    let marks = [
+        json!(7),
+        json!(true),
+        json!({"at": "2026-01-01T00:00:00Z"}),
+        json!(["2026-01-01T00:00:00Z"]),
+        json!("yesterday"),
+        json!(format!("2026-01-01T00:00:00{}Z", "0".repeat(1 << 20))),
+        json!("2026-01-01T00:00:00Z"),
+    ];
+    let steps: Vec<Value> = marks
+        .iter()
+        .enumerate()
+        .map(|(i, mark)| {
+            json!({"step_id": i + 1, "source": "user", "message": format!("prompt {i}"),
+                   "extra": {"cairn": {"kind": "message", "retracted_at": mark}}})
+        })
+        .collect();
+    let file = write(d.path(), "marks.atif.json", &trajectory(json!(steps)));
+    let imported = import(&env, &file).unwrap();
+    let key = imported["session_key"].as_str().unwrap();
+    let records = records_of(&env, key);
+    assert_eq!(records.len(), marks.len(), "{records:?}");
+    let taken_back: Vec<&Value> = records.iter().map(|r| &r[2]).collect();
+    let mut expected = vec![&Value::Null; marks.len() - 1];
+    let last = json!("2026-01-01T00:00:00Z");
+    expected.push(&last);
+    assert_eq!(taken_back, expected);
+}

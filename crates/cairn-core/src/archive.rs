@@ -219,6 +219,10 @@ pub struct Record {
     pub unit: Option<String>,
     /// Which record of the unit: `text`, `thought:0`, `call:<id>`, `result:<id>`, …
     pub key: Option<String>,
+    /// When the agent took the record back, for a source that says so itself (Cairn's own
+    /// ATIF export keeps it): stored retracted, as a rewind read later leaves it. `None` for
+    /// the rest, which a keyed source's later read may still retract.
+    pub retracted_at: Option<String>,
 }
 
 impl Record {

@@ -59,7 +59,9 @@ impl KeyedWriter {
         let Some((id, revision, retracted, turn, old_text, old_input)) = stored else {
             return Ok(());
         };
-        if revision == lr.revision && !retracted {
+        // A record its source says was taken back (`Record::retracted_at`) stays so.
+        let said = r.retracted_at.is_some();
+        if revision == lr.revision && retracted == said {
             return Ok(()); // the same unit read again
         }
         // A row already queued for the index in this group (inserted, or updated once before)
@@ -77,7 +79,8 @@ impl KeyedWriter {
             "UPDATE records SET line_no = ?2, timestamp = ?3, kind = ?4, role = ?5, source_event_kind = ?6,
                 text = ?7, tool_name = ?8, tool_kind = ?9, tool_input = ?10, call_id = ?11, exit_code = ?12,
                 outcome = ?13, prompt_source = ?14, file_paths = ?15, is_sidechain = ?16, is_compaction = ?17,
-                message_id = ?18, cwd = ?19, git_branch = ?20, revision = ?21, retracted_at = NULL
+                message_id = ?18, cwd = ?19, git_branch = ?20, revision = ?21,
+                retracted_at = CASE WHEN ?22 IS NULL THEN NULL ELSE coalesce(retracted_at, ?22) END
              WHERE id = ?1",
         )?
         .execute(params![
@@ -102,6 +105,7 @@ impl KeyedWriter {
             r.cwd,
             r.git_branch,
             lr.revision,
+            r.retracted_at,
         ])?;
         // A row queued earlier in this group is not in the index yet: its pending entry is
         // replaced instead (an index delete of an entry it does not hold would corrupt it).
@@ -112,12 +116,20 @@ impl KeyedWriter {
             indexed.push((id, r.text.as_deref(), lr.tool_input.as_deref()));
         }
         self.turns.extend(turn);
-        if retracted {
-            self.live_delta += 1;
+        if retracted != said {
+            self.live_delta += if said { -1 } else { 1 };
             self.liveness_changed = true;
         }
         self.updated += 1;
         Ok(())
+    }
+
+    /// A record inserted retracted already (its source said so): its turn's counters and the
+    /// session's counts leave it out, as they do a record a later read retracted.
+    pub(super) fn stored_retracted(&mut self, turn: Option<i64>) {
+        self.turns.extend(turn);
+        self.live_delta -= 1;
+        self.liveness_changed = true;
     }
 
     /// Apply a unit event: retract a dropped unit's records, or those records a unit read

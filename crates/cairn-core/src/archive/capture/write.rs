@@ -334,9 +334,9 @@ pub(super) fn commit_in<'b>(
                     "INSERT OR IGNORE INTO records (session_id, ordinal, turn_id, source_id, line_no, block,
                         record_hash, timestamp, kind, role, source_event_kind, text, tool_name, tool_kind,
                         tool_input, call_id, exit_code, outcome, prompt_source, file_paths, is_sidechain,
-                        is_compaction, message_id, cwd, git_branch, unit, revision)
+                        is_compaction, message_id, cwd, git_branch, unit, revision, retracted_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+                        ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
                 )
                 .map_err(e)?;
             let mut set_turn = tx
@@ -389,6 +389,7 @@ pub(super) fn commit_in<'b>(
                         r.git_branch,
                         r.unit,
                         lr.revision,
+                        r.retracted_at,
                     ])
                     .map_err(e)?;
                 if changed == 0 {
@@ -403,9 +404,16 @@ pub(super) fn commit_in<'b>(
                 if r.text.is_some() || tool_input.is_some() {
                     indexed.push((rowid, r.text.as_deref(), tool_input.as_deref()));
                 }
-                if opens {
+                let turn_id = if opens {
                     let turn_id = turns.open(tx, next_ordinal, &lr.hash, r).map_err(e)?;
                     set_turn.execute(params![turn_id, rowid]).map_err(e)?;
+                    Some(turn_id)
+                } else {
+                    turns.current_id()
+                };
+                if r.retracted_at.is_some() {
+                    // Stored taken back already: its turn counts it out, as after a rewind.
+                    keyed.stored_retracted(turn_id);
                 }
                 if let Some(branch) = r.git_branch.as_deref()
                     && last_branch != Some(branch)

@@ -11,8 +11,9 @@
 //! - every `observation.results[]` → a `tool_result` answering `source_call_id`.
 //!
 //! What Cairn's own export keeps in `extra.cairn` (the record's kind, prompt source, tool kind,
-//! exit code, outcome, edited paths; `extra.cairn_results` for the joined results) is read back
-//! when its values are ones Cairn knows, so an exported session imports with the same turns.
+//! exit code, outcome, edited paths, when the agent took it back; `extra.cairn_results` for the
+//! joined results) is read back when its values are ones Cairn knows, so an exported session
+//! imports with the same turns, its retracted records retracted.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -287,8 +288,18 @@ fn with_ours(mut r: Record, ours: Option<&Value>) -> Record {
         .get("is_compaction")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    // A record the agent took back (a rewind) before the export: it comes back taken back,
+    // at the time the export says. A time that is none (a number, a word, a kilobyte of
+    // digits) reads as absent, as every field of the wrong type does.
+    r.retracted_at = str_at(o, &["retracted_at"])
+        .filter(|t| t.len() <= MAX_TIME_BYTES && crate::text::parse_rfc3339(t).is_some())
+        .map(str::to_owned)
+        .or(r.retracted_at);
     r
 }
+
+/// The longest time read back: RFC 3339 with nanoseconds and an offset is 35 bytes.
+const MAX_TIME_BYTES: usize = 64;
 
 impl DocumentParser for AtifParser {
     fn units_at(&self) -> &'static [&'static str] {
