@@ -1716,6 +1716,202 @@ mod tests {
         assert_eq!(bad["kind"], "invalid", "{bad}");
     }
 
+    /// The session-start brief a session in the worktree `root` (a folder named as the
+    /// fixture's project, `spotter`, with `HEAD` on `branch`) is given: the ids of the entries in
+    /// it. The same rule of what applies on which branch the MCP Recall tools read.
+    fn brief_ids(data: &Path, root: &Path, branch: &str) -> Vec<String> {
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(
+            root.join(".git/HEAD"),
+            format!("ref: refs/heads/{branch}\n"),
+        )
+        .unwrap();
+        let input = json!({ "cwd": root }).to_string();
+        cairn_core::Cairn::session_start_brief(data, &input, root)
+            .unwrap()
+            .map(|b| b.entry_ids)
+            .unwrap_or_default()
+    }
+
+    /// The inbox's edit narrows an entry to its branch and corrects its type, as
+    /// `cairn recall review --edit --scope --type` does: the core's edit, through the window's
+    /// accept. Narrowed to `master`, it leaves another branch's brief and stays in its own; the
+    /// trusted query answers it by its new type and scope. What the core's scope is not (a
+    /// repository or branch named, an unknown type, a value of a megabyte) is refused before
+    /// anything changes, and a branch scope where no branch is known is refused saying so.
+    #[test]
+    fn the_inbox_narrows_an_entry_to_its_branch_and_corrects_its_type() {
+        let (dir, backend) = recall_archive();
+        let data = dir.path().join("data");
+        let app = mock_app(backend);
+        let here = dir.path().join("here/spotter");
+        let other = dir.path().join("other/spotter");
+        let inbox = invoke(&app, "recall_inbox", json!({ "limit": 50 })).unwrap();
+        let entry = &inbox[0]["entry"];
+        assert_eq!(
+            (
+                &entry["id"],
+                &entry["git_branch"],
+                &entry["scope"],
+                &entry["type"]
+            ),
+            (
+                &json!("rc-new"),
+                &json!("master"),
+                &json!("project"),
+                &json!("warning")
+            ),
+            "{inbox}"
+        );
+
+        // Accepted as extracted (project scope), it is in every branch's brief.
+        invoke(
+            &app,
+            "recall_accept",
+            json!({ "id": "rc-new", "edit": null }),
+        )
+        .unwrap();
+        assert!(brief_ids(&data, &here, "master").contains(&"rc-new".to_owned()));
+        assert!(brief_ids(&data, &other, "feat/search").contains(&"rc-new".to_owned()));
+        // The window's Undo: back in the inbox, in no brief.
+        invoke(
+            &app,
+            "recall_unaccept",
+            json!({ "id": "rc-new", "previous": "unreviewed_auto" }),
+        )
+        .unwrap();
+        assert!(!brief_ids(&data, &here, "master").contains(&"rc-new".to_owned()));
+
+        // Hostile edits: refused, and nothing changed by them. What is not the core's type or
+        // scope (an unknown word, a place named, a field no edit has, a megabyte) is refused as
+        // the arguments are read; a megabyte of text by the core, saying its limit, not the text.
+        let huge = "x".repeat(1 << 20);
+        for (edit, says) in [
+            (json!({ "type": "gotcha" }), "unknown variant `gotcha`"),
+            (json!({ "scope": "elsewhere/api" }), "unknown variant"),
+            (
+                json!({ "scope": { "repository": "elsewhere" } }),
+                "invalid args `edit`",
+            ),
+            (
+                json!({ "scope": "branch", "branch": "feat/search" }),
+                "unknown field `branch`",
+            ),
+            (json!({ "type": huge }), "unknown variant"),
+            (json!({ "scope": huge }), "unknown variant"),
+            (
+                json!({ "title": huge }),
+                "longer than the 500 characters Cairn stores",
+            ),
+            (
+                json!({ "body": huge, "scope": "branch" }),
+                "longer than the 20000 characters",
+            ),
+        ] {
+            let err = invoke(
+                &app,
+                "recall_accept",
+                json!({ "id": "rc-new", "edit": edit }),
+            )
+            .unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains(says), "{}", &text[..text.len().min(400)]);
+            if err["kind"] == "invalid" {
+                assert!(
+                    text.len() < 400,
+                    "the core's refusal holds the value: {text:.400}"
+                );
+            }
+            let shown = invoke(&app, "recall_inbox", json!({ "limit": 50 })).unwrap();
+            let e = &shown[0]["entry"];
+            assert_eq!(
+                (&e["id"], &e["scope"], &e["type"], &e["review_state"]),
+                (
+                    &json!("rc-new"),
+                    &json!("project"),
+                    &json!("warning"),
+                    &json!("unreviewed_auto")
+                ),
+                "{says}"
+            );
+            assert_eq!(e["title"], "Hook scripts need tmux");
+        }
+
+        let accepted = invoke(
+            &app,
+            "recall_accept",
+            json!({ "id": "rc-new", "edit": { "type": "procedure", "scope": "branch" } }),
+        )
+        .unwrap();
+        assert_eq!(
+            (&accepted["type"], &accepted["scope"], &accepted["trusted"]),
+            (&json!("procedure"), &json!("branch"), &json!(true)),
+            "{accepted}"
+        );
+        assert!(brief_ids(&data, &here, "master").contains(&"rc-new".to_owned()));
+        let elsewhere = brief_ids(&data, &other, "feat/search");
+        assert!(!elsewhere.contains(&"rc-new".to_owned()), "{elsewhere:?}");
+        // The project-wide entry is still in both: the rule read the branch, not less.
+        assert!(elsewhere.contains(&"rc-known".to_owned()), "{elsewhere:?}");
+
+        // The trusted query answers it by its new type and scope, and by its old ones not.
+        let trusted = |filters: Value| {
+            let mut f = json!({ "trusted_only": true });
+            f.as_object_mut()
+                .unwrap()
+                .extend(filters.as_object().unwrap().clone());
+            let r = invoke(
+                &app,
+                "recall_query",
+                json!({ "request": { "text": "tmux hook", "mode": "lexical", "filters": f,
+                    "context": false } }),
+            )
+            .unwrap();
+            r["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["entry"]["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            trusted(json!({ "type": "procedure", "scope": "branch" })),
+            ["rc-new"]
+        );
+        assert!(!trusted(json!({ "type": "warning" })).contains(&"rc-new".to_owned()));
+        assert!(!trusted(json!({ "scope": "project" })).contains(&"rc-new".to_owned()));
+
+        // An entry whose session ran on no branch cannot be narrowed to one: the core says why
+        // and what to keep, and nothing changed.
+        let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+        conn.execute(
+            "UPDATE recall_entries SET git_branch = '' WHERE id = 'rc-known'",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let err = invoke(
+            &app,
+            "recall_accept",
+            json!({ "id": "rc-known", "edit": { "scope": "branch" } }),
+        )
+        .unwrap_err();
+        assert_eq!(err["kind"], "invalid", "{err}");
+        let message = err["message"].as_str().unwrap();
+        assert!(
+            message.contains("no branch is known") && message.contains("keep scope project"),
+            "{err}"
+        );
+        let known = invoke(
+            &app,
+            "recall_list",
+            json!({ "filters": { "trusted_only": true, "type": "warning" } }),
+        )
+        .unwrap();
+        assert_eq!(known[0]["id"], "rc-known", "{known}");
+        assert_eq!(known[0]["scope"], "project", "{known}");
+    }
+
     #[test]
     fn review_actions_reject_supersede_merge_and_session_entries() {
         let (_dir, backend) = recall_archive();

@@ -505,6 +505,11 @@ test('recall: an entry accepted in the inbox is found trusted and its evidence o
   await (await browser.$('[data-recall-tab="inbox"]')).click();
   await until(async () => (await rendered('inbox-item', 'data-entry-id')).includes('e2e-login'), 'the entry is not in the inbox');
   await shot('12-recall-inbox');
+  // Edited first: narrowed to the branch its session ran on, and typed a warning.
+  await (await byTestId('edit')).click();
+  await (await byTestId('draft-type')).selectByAttribute('value', 'warning');
+  await (await byTestId('draft-scope')).selectByAttribute('value', 'branch');
+  await until(async () => /only in sessions on feature\/login/.test(await text(await byTestId('draft-scope-means'))), 'the scope does not say where it applies');
   await (await byTestId('accept')).click();
   await until(async () => (await byTestId('inbox-empty')).isExisting(), 'the inbox did not empty after the accept');
 
@@ -521,6 +526,9 @@ test('recall: an entry accepted in the inbox is found trusted and its evidence o
     'the accepted entry is not found trusted-only',
   );
   await shot('13-recall-trusted');
+  const card = await text(await browser.$('[data-testid="recall-entry"][data-entry-id="e2e-login"] .meta'));
+  assert.match(card, /warning/);
+  assert.match(card, /branch/);
   await (await browser.$('[data-entry-id="e2e-login"] [data-testid="recall-evidence"]')).click();
   await until(async () => (await highlightedRecord())?.ordinal === String(seed.commitOrdinal), 'the evidence link did not open its record');
   await until(async () => (await highlightedRecord())?.visible === true, 'the record did not come into view');

@@ -6,6 +6,7 @@ import { flushSync, mount, tick, unmount } from 'svelte';
 import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
 import App from './App.svelte';
 import { createStores, type Stores } from './lib/stores';
+import { READ_ONLY_TITLE } from './lib/read-only';
 import { sanitize, safeHref } from './lib/safe-html';
 import { fakeBackend, HOSTILE_HTML, key, type FakeOptions } from './testing/fake-backend';
 
@@ -187,6 +188,84 @@ describe('the review inbox', () => {
     expect(inboxIds(target)).toContain('rc-3');
     expect(one(target, '[data-testid="inbox-review"]')?.dataset.entryId).toBe('rc-3');
     expect(one(target, '[data-testid="review-notice"]')).toBeNull();
+  });
+
+  it('narrows an entry to its branch and corrects its type in the edit form, keyboard first', async () => {
+    const { target, calls } = await render('cairn://recall?tab=inbox');
+    press('e');
+    await settle();
+    const type = one(target, '[data-testid="draft-type"]') as HTMLSelectElement;
+    const scope = one(target, '[data-testid="draft-scope"]') as HTMLSelectElement;
+    // The entry's own values shown; its branch and repository offered by name, nothing typed.
+    expect(type.value).toBe('warning');
+    expect([...type.options].map((o) => o.textContent)).toContain('debugging method');
+    expect(scope.value).toBe('project');
+    expect([...scope.options].map((o) => `${o.value}:${o.textContent}`)).toEqual([
+      'branch:Only on branch feature/login',
+      'project:All of this repository (shop)',
+    ]);
+    expect(one(target, '[data-testid="draft-scope-means"]')?.textContent).toContain('every branch of this repository (shop)');
+    // Reached by the keyboard; a key typed on a select is the select's, not a review.
+    scope.focus();
+    expect(document.activeElement).toBe(scope);
+    press('a', scope);
+    expect(calls.some((c) => c.cmd === 'recall_accept')).toBe(false);
+    choose(type, 'procedure');
+    choose(scope, 'branch');
+    await settle();
+    expect(one(target, '[data-testid="draft-scope-means"]')?.textContent).toBe("Agents' briefs include it only in sessions on feature/login.");
+    click(one(target, '[data-testid="accept"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_accept').map((c) => c.args)).toEqual([{ id: 'rc-3', edit: { type: 'procedure', scope: 'branch' } }]);
+    expect(one(target, '[data-testid="review-notice"]')?.textContent).toContain("agents' briefs on feature/login include it now");
+
+    // Undo takes the accept back; the core keeps the edit, and the notice says so.
+    click(one(target, '[data-testid="review-undo"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_unaccept').map((c) => c.args)).toEqual([{ id: 'rc-3', previous: 'unreviewed_auto' }]);
+    expect(inboxIds(target)).toContain('rc-3');
+    expect(one(target, '[data-testid="review-notice"]')?.textContent).toContain('“The hook calls tmux” is back in the inbox as you edited it');
+    // Edited again, the form starts from what is stored now, and putting it back sends that.
+    press('e');
+    await settle();
+    expect((one(target, '[data-testid="draft-type"]') as HTMLSelectElement).value).toBe('procedure');
+    expect((one(target, '[data-testid="draft-scope"]') as HTMLSelectElement).value).toBe('branch');
+    choose(one(target, '[data-testid="draft-scope"]'), 'project');
+    choose(one(target, '[data-testid="draft-type"]'), 'warning');
+    click(one(target, '[data-testid="accept"]'));
+    await settle();
+    expect(calls.filter((c) => c.cmd === 'recall_accept').at(-1)?.args).toEqual({ id: 'rc-3', edit: { type: 'warning', scope: 'project' } });
+  });
+
+  it('turns the type and scope off on a read-only archive, with the reason', async () => {
+    const { target, calls } = await render('cairn://recall?tab=inbox', { readOnly: '/tmp/cairn-test/cairn.db cannot be written' });
+    press('e');
+    await settle();
+    for (const testid of ['draft-type', 'draft-scope', 'accept']) {
+      const control = one(target, `[data-testid="${testid}"]`) as HTMLSelectElement | HTMLButtonElement;
+      expect(control.disabled, testid).toBe(true);
+      expect(control.title, testid).toBe(READ_ONLY_TITLE);
+    }
+    press('a');
+    await settle();
+    expect(calls.some((c) => c.cmd === 'recall_accept')).toBe(false);
+  });
+
+  it('shows the core’s refusal of an edit where the errors show, the form kept', async () => {
+    const failure = {
+      kind: 'invalid',
+      message: 'recall entry rc-3: no branch is known for it (its session ran on none), so a branch scope would apply nowhere; keep scope project',
+      hint: null,
+    };
+    const { target } = await render('cairn://recall?tab=inbox', { failOnce: { recall_accept: failure } });
+    press('e');
+    await settle();
+    choose(one(target, '[data-testid="draft-scope"]'), 'branch');
+    click(one(target, '[data-testid="accept"]'));
+    await settle();
+    expect(one(target, '[data-testid="review-error"]')?.textContent).toContain('keep scope project');
+    expect((one(target, '[data-testid="draft-scope"]') as HTMLSelectElement).value).toBe('branch');
+    expect(inboxIds(target)).toEqual(['rc-3', 'rc-4']);
   });
 
   it('puts the focus in the Title field when e opens the edit form', async () => {

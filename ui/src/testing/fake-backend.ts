@@ -852,6 +852,15 @@ export function fakeBackend(options: FakeOptions = {}) {
         if (edit.title) change.title = edit.title;
         if (edit.body) change.body = edit.body;
         if (edit.trigger) change.trigger = edit.trigger;
+        if (edit.type) change.type = edit.type;
+        if (edit.scope) {
+          // As the core does: a branch scope is the entry's own branch, refused without one.
+          const e = entry(args.id as string);
+          if (edit.scope === 'branch' && !e.git_branch.trim()) {
+            throw { kind: 'invalid', message: `recall entry ${e.id}: no branch is known for it (its session ran on none), so a branch scope would apply nowhere; keep scope project`, hint: null };
+          }
+          change.scope = edit.scope;
+        }
         return update(args.id as string, change);
       }
       case 'recall_unaccept': {

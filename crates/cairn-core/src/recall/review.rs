@@ -99,8 +99,14 @@ impl ReviewChange {
 }
 
 /// An edit a reviewer makes before accepting. Absent fields are left as they are.
+///
+/// A field it does not know is refused, not ignored: the scope names no place of its own (a
+/// branch scope is the entry's own branch, a project scope its own repository), so an edit
+/// naming one (`"branch": "feat/x"`) would otherwise be applied as something it did not ask for,
+/// as the CLI refuses a flag `--edit` does not take.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(deny_unknown_fields)]
 pub struct Edit {
     pub title: Option<String>,
     pub body: Option<String>,
@@ -481,6 +487,25 @@ fn reverify(conn: &Connection, entry: &Entry) -> Result<()> {
 
 fn apply_edit(conn: &Connection, entry: &Entry, edit: &Edit, now: &str) -> Result<()> {
     let db = crate::store::err_in(conn);
+    // A reviewer's words are held to what an import stores (an edit is no wider a door),
+    // measured as typed, as an import measures them, before anything reads them. Only what the
+    // edit sets: the rest is as its own door stored it.
+    use super::import::{MAX_BODY_CHARS, MAX_TITLE_CHARS};
+    for (field, text, max) in [
+        ("title", &edit.title, MAX_TITLE_CHARS),
+        ("body", &edit.body, MAX_BODY_CHARS),
+        ("trigger", &edit.trigger, MAX_TITLE_CHARS),
+    ] {
+        if text
+            .as_deref()
+            .is_some_and(|t| t.trim().chars().nth(max).is_some())
+        {
+            return Err(Error::Invalid(format!(
+                "recall entry {}: the {field} is longer than the {max} characters Cairn stores; shorten it",
+                entry.id
+            )));
+        }
+    }
     // A reviewer's words are stored as every other text of an entry is (`store::entry_text`):
     // printable, so no escape sequence or bidi character reaches a terminal or an agent through
     // them, and redacted (a token pasted into an edit by mistake is stored redacted).

@@ -101,8 +101,9 @@ export function canArchive(entry: Entry): boolean {
 }
 
 /** What Undo does for the review a notice names: a reject or archive is restored, an accept
- * taken back to the review state the entry had before. */
-export type Undo = { action: 'restore'; id: string } | { action: 'unaccept'; id: string; previous: ReviewState };
+ * taken back to the review state the entry had before (`edited`: the accept saved an edit, which
+ * the core keeps when it takes the accept back). */
+export type Undo = { action: 'restore'; id: string } | { action: 'unaccept'; id: string; previous: ReviewState; edited?: boolean };
 
 /** An entry as a notice names it: its title, else its id. */
 function named(entry: Pick<Entry, 'id' | 'title'>): string {
@@ -130,6 +131,45 @@ export interface Draft {
   title: string;
   body: string;
   trigger: string;
+  type: EntryType;
+  scope: Scope;
+}
+
+/** An entry type as the window names it (`debugging_method` is "debugging method"). */
+export function typeLabel(type: EntryType): string {
+  return type.replaceAll('_', ' ');
+}
+
+/** A place an entry may apply, as the edit form offers it: the scope the core stores, what the
+ * choice is called, and what it means for agents' briefs. */
+export interface ScopeChoice {
+  value: Scope;
+  label: string;
+  means: string;
+}
+
+/**
+ * The scopes the edit form offers an entry. A scope names no place of its own: the core reads a
+ * branch scope as the entry's own branch (the one its session ran on) and anything wider as its
+ * whole repository (`memory::applies`), so the choices are those two, named by the entry's branch
+ * and project, and nothing typed. The branch is offered only when the entry has one (the core
+ * refuses a branch scope otherwise). A scope extraction or an import wrote that is neither (file,
+ * tool, global, …) is offered as it is, saying it applies as widely as the repository does.
+ */
+export function scopeChoices(entry: Pick<Entry, 'scope' | 'project' | 'git_branch'>): ScopeChoice[] {
+  const repository = entry.project.trim() ? `this repository (${entry.project})` : 'this repository';
+  const everyBranch = `Agents' briefs include it on every branch of ${repository}.`;
+  const choices: ScopeChoice[] = [];
+  const branch = entry.git_branch.trim();
+  if (branch) {
+    choices.push({ value: 'branch', label: `Only on branch ${branch}`, means: `Agents' briefs include it only in sessions on ${branch}.` });
+  }
+  choices.push({ value: 'project', label: `All of ${repository}`, means: everyBranch });
+  if (!choices.some((c) => c.value === entry.scope)) {
+    const means = entry.scope === 'branch' ? 'No branch is known for it, so it applies nowhere: choose the repository.' : everyBranch;
+    choices.push({ value: entry.scope, label: `As it is: ${entry.scope}`, means });
+  }
+  return choices;
 }
 
 export class RecallStore {
@@ -318,7 +358,11 @@ export class RecallStore {
   async #run(undo: Undo): Promise<{ status: 'ok'; notice: string | null } | { status: 'error'; error: CommandError }> {
     if (undo.action === 'unaccept') {
       const outcome = await this.#api.recallUnaccept(undo.id, undo.previous);
-      return outcome.status === 'ok' ? { status: 'ok', notice: null } : outcome;
+      if (outcome.status === 'error') return outcome;
+      // The core takes the accept back and keeps the reviewer's edit (accepting again accepts
+      // it): said, so a type or scope chosen by mistake is not thought undone with it.
+      const kept = undo.edited ? `${named(outcome.data)} is back in the inbox as you edited it: Edit (e) changes it again` : null;
+      return { status: 'ok', notice: kept };
     }
     const outcome = await this.#api.recallRestore(undo.id);
     return outcome.status === 'ok' ? { status: 'ok', notice: replacesAgain(outcome.data) } : outcome;
@@ -394,7 +438,7 @@ export class RecallStore {
     const item = id ? this.items.find((i) => i.entry.id === id) : this.current;
     if (!item) return;
     const { entry } = item;
-    this.draft = { id: entry.id, title: entry.title, body: entry.body, trigger: entry.trigger };
+    this.draft = { id: entry.id, title: entry.title, body: entry.body, trigger: entry.trigger, type: entry.type, scope: entry.scope };
     // Each edit asks for the focus in its Title field, so `e` leads straight to typing.
     this.editFocus++;
   }
@@ -437,6 +481,8 @@ export class RecallStore {
       if (draft.title.trim() !== entry?.title) edit.title = draft.title.trim();
       if (draft.body.trim() !== entry?.body) edit.body = draft.body.trim();
       if (draft.trigger.trim() !== entry?.trigger) edit.trigger = draft.trigger.trim();
+      if (draft.type !== entry?.type) edit.type = draft.type;
+      if (draft.scope !== entry?.scope) edit.scope = draft.scope;
       if (Object.keys(edit).length === 0) edit = null;
     }
     // How it was shown before, read now: Undo puts it back so. One a person had reviewed (back
@@ -447,8 +493,12 @@ export class RecallStore {
       if (outcome.status === 'ok') {
         if (this.draft?.id === target) this.draft = null;
         const accepted = outcome.data;
-        this.notice = `Accepted “${accepted.title}”${accepted.trusted ? ": agents' briefs include it now" : ''}`;
-        if (previous && previous !== 'human_reviewed') this.undo = { action: 'unaccept', id: target, previous };
+        // Narrowed to its branch, the notice says which briefs it joined.
+        const briefs = accepted.scope === 'branch' && accepted.git_branch ? `agents' briefs on ${accepted.git_branch}` : "agents' briefs";
+        this.notice = `Accepted “${accepted.title}”${accepted.trusted ? `: ${briefs} include it now` : ''}`;
+        if (previous && previous !== 'human_reviewed') {
+          this.undo = edit ? { action: 'unaccept', id: target, previous, edited: true } : { action: 'unaccept', id: target, previous };
+        }
       }
       return outcome;
     });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api, InsightProgress, Outcome } from '../api';
 import { fakeBackend } from '../../testing/fake-backend';
 import { InsightsStore } from './insights.svelte';
-import { CORPUS_SHOW, RecallStore, canArchive, handedBack, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
+import { CORPUS_SHOW, RecallStore, canArchive, handedBack, scopeChoices, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
 import { fakeEntry } from '../../testing/fake-backend';
 import type { AgentUsage } from '../api';
 
@@ -23,6 +23,38 @@ describe('RecallStore', () => {
     store.show = 'unreviewed';
     expect(store.filters).toMatchObject({ status: 'accepted', trusted_only: false, review_state: 'unreviewed_auto' });
     expect(CORPUS_SHOW.map((c) => c.label)).toEqual(['All but archived', 'Trusted (reviewed by you)', 'Unreviewed', 'Archived']);
+  });
+
+  it('offers an entry its own branch and repository as scopes, and what it has when neither', () => {
+    const shop = fakeEntry('rc-3', 'The hook calls tmux', false);
+    const offered = (e: Parameters<typeof scopeChoices>[0]) => scopeChoices(e).map((c) => `${c.value}:${c.label}`);
+    expect(offered(shop)).toEqual(['branch:Only on branch feature/login', 'project:All of this repository (shop)']);
+    // No branch known: none offered (the core refuses it); a scope extraction wrote is kept on offer.
+    expect(offered({ ...shop, git_branch: '  ', scope: 'global' })).toEqual(['project:All of this repository (shop)', 'global:As it is: global']);
+    const global = scopeChoices({ ...shop, scope: 'global' }).find((c) => c.value === 'global');
+    expect(global?.means).toBe("Agents' briefs include it on every branch of this repository (shop).");
+    expect(offered({ ...shop, project: '' })[1]).toBe('project:All of this repository');
+  });
+
+  it('sends only what the edit changed, type and scope included', async () => {
+    const sent: unknown[] = [];
+    const fake = fakeBackend();
+    const store = new RecallStore({
+      recallInbox: (limit: number) => fake.handler('recall_inbox', { limit }).then((data) => ({ status: 'ok', data })),
+      recallProposal: () => Promise.resolve({ status: 'error', error: 'not laid out' }),
+      recallAccept: (id: string, edit: unknown) => {
+        sent.push(edit);
+        return fake.handler('recall_accept', { id, edit }).then((data) => ({ status: 'ok', data }));
+      },
+    } as unknown as Api);
+    await store.loadInbox();
+    store.edit('rc-3');
+    await store.accept('rc-3');
+    store.edit('rc-4');
+    store.draft!.scope = 'branch';
+    await store.accept('rc-4');
+    expect(sent).toEqual([null, { scope: 'branch' }]);
+    expect(store.undo).toEqual({ action: 'unaccept', id: 'rc-4', previous: 'unreviewed_auto', edited: true });
   });
 
   it('lists trusted, unreviewed and archived entries apart', async () => {
