@@ -272,7 +272,7 @@ pub fn run(
                     // Review lists served entries: these are not, yet.
                     writeln!(
                         out,
-                        "The new entries wait, staged, until generation {} has read every session (then they are served and reach the inbox): `cairn recall extract run` reads the rest, `cairn recall extract activate` serves what it has now.",
+                        "The new entries wait, staged, until generation {} has read every session (then they reach the review inbox, unreviewed): `cairn recall extract run` reads the rest, `cairn recall extract activate` publishes what it has now.",
                         short(&r.fingerprint)
                     )?;
                 } else if r.entries > 0 {
@@ -324,6 +324,15 @@ pub fn run(
                     "Sessions: {} done, {} partial, {} failed, {} not started",
                     s.sessions_done, s.sessions_partial, s.sessions_failed, s.not_started
                 )?;
+                if s.sessions_empty > 0 {
+                    // Counted apart, as a pass sends nothing of them: coverage reaches 100%
+                    // without them, and `run` never numbers them.
+                    writeln!(
+                        out,
+                        "Left out: {} with nothing to read (every record is one the model is not shown: a compaction's summary request, system-injected prompts, reasoning)",
+                        plural(s.sessions_empty, "session")
+                    )?;
+                }
                 let pct = if s.units_total == 0 {
                     0.0
                 } else {
@@ -342,11 +351,38 @@ pub fn run(
                 } else {
                     writeln!(out, "Units: {}/{} ({pct:.0}%)", s.units_done, s.units_total)?;
                 }
-                writeln!(
-                    out,
-                    "Entries: {} ({} served)",
-                    s.entries, s.entries_published
-                )?;
+                // By where they stand, in the words `cairn recall`, `review` and the desktop
+                // use: trusted only once a person accepted them. States with none are not
+                // named, but trusted and unreviewed always are.
+                let mut states = vec![
+                    format!("{} trusted (accepted by a person)", s.entries_trusted),
+                    format!("{} unreviewed (in the review inbox)", s.entries_unreviewed),
+                ];
+                for (n, what) in [
+                    (
+                        s.entries_reviewed_untrusted,
+                        "accepted but not trusted now (in the review inbox)",
+                    ),
+                    (
+                        s.entries_staged,
+                        "staged (in Recall once the generation is activated)",
+                    ),
+                    (s.entries_rejected, "rejected"),
+                    (s.entries_archived, "archived (retired, replaced or merged)"),
+                ] {
+                    if n > 0 {
+                        states.push(format!("{n} {what}"));
+                    }
+                }
+                let stale = if s.entries_stale > 0 {
+                    format!(
+                        "; {} flagged stale (a cited file changed since; in the review inbox)",
+                        s.entries_stale
+                    )
+                } else {
+                    String::new()
+                };
+                writeln!(out, "Entries: {}: {}{stale}", s.entries, states.join(", "))?;
             }
             if let Some(r) = &s.last_run {
                 writeln!(
@@ -392,7 +428,7 @@ pub fn run(
             } else {
                 writeln!(
                     out,
-                    "Activated {}: {} entries served.",
+                    "Activated {}: {} entries in the review inbox, unreviewed (trusted once a person accepts them).",
                     short(&l.fingerprint),
                     l.published
                 )?;

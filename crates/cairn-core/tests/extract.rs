@@ -647,6 +647,86 @@ fn a_grown_transcript_rereads_only_new_units() {
     assert!(before.is_subset(&after) && after.len() == 4);
 }
 
+/// A compaction sub-agent's session (its summary request and the summary, both hidden from the
+/// model) has nothing to read: status counts it apart, neither read nor still to read, so its
+/// counts are what `preview` and `run` count and coverage is whole once the session with
+/// something to read is read, even by a pass scoped to that one session.
+#[test]
+fn a_session_with_nothing_to_read_is_counted_apart() {
+    const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    // The real session with its two sub-agents: a task (read through its parent, never on its
+    // own) and a compaction.
+    let claude = support::fixtures().join("claude");
+    let dir = env.dir.path().join("claude");
+    support::copy_into(
+        &claude.join(format!("{BIG}.jsonl")),
+        &dir,
+        &format!("p/{BIG}.jsonl"),
+    );
+    for agent in ["agent-aac57f5", "agent-acompact-946d2b"] {
+        let rel = format!("{BIG}/subagents/{agent}.jsonl");
+        support::copy_into(&claude.join(&rel), &dir, &format!("p/{rel}"));
+    }
+    support::capture(&cairn, &support::found(Agent::Claude, &dir));
+
+    let preview = cairn.recall_extract_preview(&RunScope::default()).unwrap();
+    assert_eq!(preview.sessions, 1, "{preview:?}");
+    let before = cairn.recall_extract_status().unwrap();
+    assert_eq!(
+        (before.not_started, before.sessions_empty),
+        (preview.sessions, 1),
+        "{before:?}"
+    );
+
+    let report = cairn
+        .recall_extract_run(
+            &RunOptions {
+                scope: RunScope {
+                    session: Some(BIG.into()),
+                    ..Default::default()
+                },
+                cancel: None,
+            },
+            &cairn_core::recall::extract::Silent,
+        )
+        .unwrap();
+    assert_eq!((report.sessions, report.failed), (1, 0), "{report:?}");
+    let after = cairn.recall_extract_status().unwrap();
+    assert_eq!(
+        (
+            after.sessions_done,
+            after.not_started,
+            after.sessions_empty,
+            after.units_done == after.units_total
+        ),
+        (report.sessions, 0, 1, true),
+        "{after:?}"
+    );
+    let project = &after.coverage[0];
+    assert_eq!(
+        (project.sessions, project.done, project.empty),
+        (1, 1, 1),
+        "{project:?}"
+    );
+    assert_eq!(after.generations[0].sessions_done, report.sessions);
+
+    // A full pass then marks the compaction done without a call: still counted apart.
+    fake.clear();
+    let again = run(&cairn);
+    assert_eq!((again.sessions, again.calls), (0, 0), "{again:?}");
+    assert!(fake.chats().is_empty());
+    let last = cairn.recall_extract_status().unwrap();
+    assert_eq!(
+        (last.sessions_done, last.not_started, last.sessions_empty),
+        (1, 0, 1)
+    );
+    assert_eq!(last.generations[0].sessions_done, 1);
+}
+
 // ---- generations --------------------------------------------------------------------------------
 
 #[test]

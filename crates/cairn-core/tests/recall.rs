@@ -2009,3 +2009,137 @@ fn the_ledger_holds_the_entries_that_applied_where_the_agent_asked() {
         .unwrap();
     assert_eq!(counted, (1, 1));
 }
+
+/// git in `repo` with a fixed identity, its author and commit time `when` (so a commit is "later"
+/// than the evidence without waiting for the clock).
+fn git_at(repo: &std::path::Path, args: &[&str], when: &str) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env("GIT_AUTHOR_DATE", when)
+        .env("GIT_COMMITTER_DATE", when)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// An accepted entry cites two files its session edited in a real repository; a later commit
+/// changes one of them. The entry is flagged stale, and its note names that file only, not
+/// every file the evidence cites.
+#[test]
+fn a_stale_note_names_only_the_files_the_later_commit_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let repo = std::fs::canonicalize(&repo).unwrap();
+    git_at(&repo, &["init", "-q", "-b", "main"], "2026-02-01T00:00:00Z");
+    std::fs::write(repo.join("alpha.txt"), "port = 3000\n").unwrap();
+    std::fs::write(repo.join("beta.txt"), "port = 3000\n").unwrap();
+    git_at(&repo, &["add", "-A"], "2026-02-01T00:00:00Z");
+    git_at(
+        &repo,
+        &["commit", "-q", "-m", "init"],
+        "2026-02-01T00:00:00Z",
+    );
+
+    // The session edits both files (Claude Code's Edit tool), on 1 March.
+    let sid = "stale-two-files";
+    let mut lines = Vec::new();
+    let mut n = 0;
+    let mut push = |v: serde_json::Value| {
+        n += 1;
+        let mut v = v;
+        v.as_object_mut().unwrap().extend(
+            json!({"sessionId": sid, "cwd": repo, "gitBranch": "main", "version": "2.1.39",
+                "uuid": format!("{sid}-{n}"), "timestamp": format!("2026-03-01T10:00:{n:02}.000Z")})
+            .as_object()
+            .unwrap()
+            .clone(),
+        );
+        lines.push(v.to_string());
+    };
+    push(
+        json!({"type": "user", "message": {"role": "user", "content": "Move the dev server to port 4173 in both configs"}}),
+    );
+    for (i, file) in ["alpha.txt", "beta.txt"].iter().enumerate() {
+        let path = repo.join(file);
+        let id = format!("toolu_{i}");
+        push(
+            json!({"type": "assistant", "message": {"id": format!("msg_{i}"), "role": "assistant", "model": "m",
+            "content": [{"type": "tool_use", "id": id, "name": "Edit",
+                "input": {"file_path": path, "old_string": "port = 3000", "new_string": "port = 4173"}}]}}),
+        );
+        push(
+            json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": "The file has been updated."}]}}),
+        );
+    }
+    push(
+        json!({"type": "assistant", "message": {"id": "msg_done", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": "Both configs now use port 4173."}]}}),
+    );
+    let file = tmp.path().join("claude/p").join(format!("{sid}.jsonl"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+
+    let cairn = Cairn::open(tmp.path().join("data")).unwrap();
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &file)]);
+    let text = line(
+        "stale-e",
+        sid,
+        0,
+        5,
+        "Dev server port",
+        "The dev server listens on 4173.",
+    );
+    let report = cairn.recall_import(&text, false).unwrap();
+    assert_eq!((report.imported, report.errors.len()), (1, 0), "{report:?}");
+    let listed = cairn.recall_list(&Filters::default()).unwrap();
+    assert_eq!(listed.len(), 1);
+    let id = listed[0].id.clone();
+    let entry = cairn.recall_get(&id).unwrap();
+    assert!(entry.is_trusted());
+    let files: Vec<&str> = entry
+        .evidence
+        .iter()
+        .flat_map(|v| v.files.iter().map(String::as_str))
+        .collect();
+    assert_eq!(files, ["alpha.txt", "beta.txt"], "the evidence cites both");
+
+    // Nothing was committed since.
+    assert_eq!(cairn.recall_check_stale().unwrap(), 0);
+    std::fs::write(repo.join("alpha.txt"), "port = 5173\n").unwrap();
+    git_at(
+        &repo,
+        &["commit", "-q", "-am", "alpha moves on"],
+        "2026-04-01T09:00:00Z",
+    );
+    let commit = git_at(
+        &repo,
+        &["rev-parse", "--short=7", "HEAD"],
+        "2026-04-01T09:00:00Z",
+    );
+    assert_eq!(cairn.recall_check_stale().unwrap(), 1);
+    let entry = cairn.recall_get(&id).unwrap();
+    assert!(entry.stale);
+    assert_eq!(
+        entry.stale_note.as_deref(),
+        Some(
+            format!(
+                "alpha.txt changed in {} (\"alpha moves on\") after this was recorded",
+                commit.trim()
+            )
+            .as_str()
+        )
+    );
+}

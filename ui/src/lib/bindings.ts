@@ -601,10 +601,24 @@ export type DoctorReport = {
 	checks: Check[],
 };
 
-/**  An edit a reviewer makes before accepting. Absent fields are left as they are. */
+/**
+ *  An edit a reviewer makes before accepting. Absent fields are left as they are.
+ * 
+ *  A field it does not know is refused, not ignored: the scope names no place of its own (a
+ *  branch scope is the entry's own branch, a project scope its own repository), so an edit
+ *  naming one (`"branch": "feat/x"`) would otherwise be applied as something it did not ask for,
+ *  as the CLI refuses a flag `--edit` does not take.
+ */
 export type Edit = Edit_Serialize | Edit_Deserialize;
 
-/**  An edit a reviewer makes before accepting. Absent fields are left as they are. */
+/**
+ *  An edit a reviewer makes before accepting. Absent fields are left as they are.
+ * 
+ *  A field it does not know is refused, not ignored: the scope names no place of its own (a
+ *  branch scope is the entry's own branch, a project scope its own repository), so an edit
+ *  naming one (`"branch": "feat/x"`) would otherwise be applied as something it did not ask for,
+ *  as the CLI refuses a flag `--edit` does not take.
+ */
 export type Edit_Deserialize = {
 	title?: string | null,
 	body?: string | null,
@@ -613,7 +627,14 @@ export type Edit_Deserialize = {
 	scope?: Scope | null,
 };
 
-/**  An edit a reviewer makes before accepting. Absent fields are left as they are. */
+/**
+ *  An edit a reviewer makes before accepting. Absent fields are left as they are.
+ * 
+ *  A field it does not know is refused, not ignored: the scope names no place of its own (a
+ *  branch scope is the entry's own branch, a project scope its own repository), so an edit
+ *  naming one (`"branch": "feat/x"`) would otherwise be applied as something it did not ask for,
+ *  as the CLI refuses a flag `--edit` does not take.
+ */
 export type Edit_Serialize = {
 	title: string | null,
 	body: string | null,
@@ -1057,10 +1078,37 @@ export type ExtractStatus_Deserialize = {
 	sessions_failed: number,
 	/**  Eligible sessions not read yet (or grown since), quiet or not. */
 	not_started: number,
+	/**
+	 *  Eligible sessions with nothing a model would read ([`ProjectCoverage::empty`]): in none
+	 *  of the counts above, as a pass reads nothing of them.
+	 */
+	sessions_empty: number,
 	units_done: number,
 	units_total: number,
+	/**
+	 *  Entries the configured generation wrote, in any state: the sum of the six states
+	 *  `entries_trusted` to `entries_archived`.
+	 */
 	entries: number,
+	/**  Published into Recall (not staged, not retired): reviewed or not, trusted or not. */
 	entries_published: number,
+	/**  Accepted by a person and trusted now (served to agents) ([`store::EntryStates`]). */
+	entries_trusted: number,
+	/**  Accepted by a person, not trusted now: back in the review inbox. */
+	entries_reviewed_untrusted: number,
+	/**  In Recall, reviewed by no one: the review inbox. */
+	entries_unreviewed: number,
+	/**  Waiting for the generation to be activated: in no list yet. */
+	entries_staged: number,
+	/**  Rejected by a person. */
+	entries_rejected: number,
+	/**  Archived otherwise: retired with their generation, replaced or merged. */
+	entries_archived: number,
+	/**
+	 *  Of the entries in Recall, those flagged stale (a file they cite changed since): back in
+	 *  the review inbox, and counted in their state above too (a trusted one stays trusted).
+	 */
+	entries_stale: number,
 	generations: Generation_Deserialize[],
 	last_run?: RunLog_Deserialize | null,
 	failures: SessionFailure[],
@@ -1091,10 +1139,37 @@ export type ExtractStatus_Serialize = {
 	sessions_failed: number,
 	/**  Eligible sessions not read yet (or grown since), quiet or not. */
 	not_started: number,
+	/**
+	 *  Eligible sessions with nothing a model would read ([`ProjectCoverage::empty`]): in none
+	 *  of the counts above, as a pass reads nothing of them.
+	 */
+	sessions_empty: number,
 	units_done: number,
 	units_total: number,
+	/**
+	 *  Entries the configured generation wrote, in any state: the sum of the six states
+	 *  `entries_trusted` to `entries_archived`.
+	 */
 	entries: number,
+	/**  Published into Recall (not staged, not retired): reviewed or not, trusted or not. */
 	entries_published: number,
+	/**  Accepted by a person and trusted now (served to agents) ([`store::EntryStates`]). */
+	entries_trusted: number,
+	/**  Accepted by a person, not trusted now: back in the review inbox. */
+	entries_reviewed_untrusted: number,
+	/**  In Recall, reviewed by no one: the review inbox. */
+	entries_unreviewed: number,
+	/**  Waiting for the generation to be activated: in no list yet. */
+	entries_staged: number,
+	/**  Rejected by a person. */
+	entries_rejected: number,
+	/**  Archived otherwise: retired with their generation, replaced or merged. */
+	entries_archived: number,
+	/**
+	 *  Of the entries in Recall, those flagged stale (a file they cite changed since): back in
+	 *  the review inbox, and counted in their state above too (a trusted one stays trusted).
+	 */
+	entries_stale: number,
 	generations: Generation_Serialize[],
 	last_run: RunLog_Serialize | null,
 	failures: SessionFailure[],
@@ -1434,6 +1509,7 @@ export type Generation_Deserialize = {
 	retired_at?: string | null,
 	/**  The generation the current config describes. */
 	configured: boolean,
+	/**  Sessions read to their end (a session with nothing to read is not one). */
 	sessions_done: number,
 	sessions_partial: number,
 	sessions_failed: number,
@@ -1460,6 +1536,7 @@ export type Generation_Serialize = {
 	retired_at: string | null,
 	/**  The generation the current config describes. */
 	configured: boolean,
+	/**  Sessions read to their end (a session with nothing to read is not one). */
 	sessions_done: number,
 	sessions_partial: number,
 	sessions_failed: number,
@@ -2310,13 +2387,22 @@ export type Preview_Serialize = {
 /**  Coverage of one project by a generation. */
 export type ProjectCoverage = {
 	project: string,
-	/**  Eligible sessions. */
+	/**
+	 *  Eligible sessions a pass has something to read in: `done + partial + failed +
+	 *  not_started` (those in `empty` are apart).
+	 */
 	sessions: number,
 	done: number,
 	partial: number,
 	failed: number,
 	/**  Eligible sessions without a row, or whose records grew since they were read. */
 	not_started: number,
+	/**
+	 *  Eligible sessions with nothing a model would read (every record hidden from it: a
+	 *  compaction sub-agent's summary request, system-injected prompts, reasoning): a pass
+	 *  marks them done without a call, so they count neither as read nor as still to read.
+	 */
+	empty: number,
 	entries: number,
 };
 

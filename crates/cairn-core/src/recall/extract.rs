@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::config::ExtractConfig;
 pub use config::Settings;
 pub use run::{Event, ExtractProgress, RunOptions, RunReport, SessionFailure, Silent};
-pub use store::{GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
+pub use store::{EntryStates, GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
 
 use crate::error::{Error, Result};
 use crate::llm::{Ask, Client, Generator, Usage};
@@ -230,10 +230,31 @@ pub struct ExtractStatus {
     pub sessions_failed: u32,
     /// Eligible sessions not read yet (or grown since), quiet or not.
     pub not_started: u32,
+    /// Eligible sessions with nothing a model would read ([`ProjectCoverage::empty`]): in none
+    /// of the counts above, as a pass reads nothing of them.
+    pub sessions_empty: u32,
     pub units_done: u32,
     pub units_total: u32,
+    /// Entries the configured generation wrote, in any state: the sum of the six states
+    /// `entries_trusted` to `entries_archived`.
     pub entries: u32,
+    /// Published into Recall (not staged, not retired): reviewed or not, trusted or not.
     pub entries_published: u32,
+    /// Accepted by a person and trusted now (served to agents) ([`store::EntryStates`]).
+    pub entries_trusted: u32,
+    /// Accepted by a person, not trusted now: back in the review inbox.
+    pub entries_reviewed_untrusted: u32,
+    /// In Recall, reviewed by no one: the review inbox.
+    pub entries_unreviewed: u32,
+    /// Waiting for the generation to be activated: in no list yet.
+    pub entries_staged: u32,
+    /// Rejected by a person.
+    pub entries_rejected: u32,
+    /// Archived otherwise: retired with their generation, replaced or merged.
+    pub entries_archived: u32,
+    /// Of the entries in Recall, those flagged stale (a file they cite changed since): back in
+    /// the review inbox, and counted in their state above too (a trusted one stays trusted).
+    pub entries_stale: u32,
     pub generations: Vec<Generation>,
     pub last_run: Option<RunLog>,
     pub failures: Vec<SessionFailure>,
@@ -265,12 +286,21 @@ pub fn status(conn: &Connection, settings: &Settings) -> Result<ExtractStatus> {
             out.entries = g.entries;
             out.entries_published = g.entries_published;
         }
+        let states = store::entry_states(conn, fp)?;
+        out.entries_trusted = states.trusted;
+        out.entries_reviewed_untrusted = states.reviewed_untrusted;
+        out.entries_unreviewed = states.unreviewed;
+        out.entries_staged = states.staged;
+        out.entries_rejected = states.rejected;
+        out.entries_archived = states.archived;
+        out.entries_stale = states.stale;
         out.coverage = store::coverage(conn, fp)?;
         for c in &out.coverage {
             out.sessions_done += c.done;
             out.sessions_partial += c.partial;
             out.sessions_failed += c.failed;
             out.not_started += c.not_started;
+            out.sessions_empty += c.empty;
         }
         out.failures = store::failures(conn, fp, 20)?
             .into_iter()

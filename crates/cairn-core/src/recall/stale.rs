@@ -59,40 +59,101 @@ pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32>
         let Ok(since) = at.parse::<jiff::Timestamp>() else {
             continue;
         };
+        // Each later commit with the cited files it changed (`--name-only` lists only the
+        // paths the pathspec names; `--no-renames`, so a file renamed away is named by its
+        // cited path). Paths are literal: a cited `app/[id].tsx` is no glob.
         let mut args: Vec<String> = vec![
             "log".into(),
             "HEAD".into(),
             format!("--since=@{}", since.as_second() + 1),
-            "--format=%H%x1f%s".into(),
+            "-z".into(),
+            "--name-only".into(),
+            "--no-renames".into(),
+            "--format=%x1e%H".into(),
             "--".into(),
         ];
-        args.extend(files.iter().cloned());
+        args.extend(files.iter().map(|f| format!(":(literal){f}")));
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let Ok(out) = repo.git(&refs) else { continue };
         let own: Vec<String> = match session {
             Some(s) => crate::git::store::session_commits(conn, s).map_err(db)?,
             None => Vec::new(),
         };
-        let later = out
-            .lines()
-            .filter_map(|l| l.split_once('\u{1f}'))
-            .find(|(c, _)| {
+        let later: Vec<(String, Vec<String>)> = changes(&out)
+            .into_iter()
+            .filter(|(c, _)| {
                 !own.iter()
-                    .any(|o| c.starts_with(o.as_str()) || o.starts_with(c))
-            });
-        if let Some((commit, subject)) = later {
-            let note = format!(
-                "{} changed in {} (\"{}\") after this was recorded",
-                files.join(", "),
-                &commit[..commit.len().min(7)],
-                subject.trim()
-            );
-            flagged += conn
-                .prepare_cached("UPDATE recall_entries SET stale = 1, stale_note = ?2, updated_at = ?3 WHERE id = ?1 AND stale = 0")
-                .map_err(db)?
-                .execute(params![id, note, now])
-                .map_err(db)? as u32;
-        }
+                    .any(|o| c.starts_with(o.as_str()) || o.starts_with(c.as_str()))
+            })
+            .collect();
+        // A merge lists no paths (git shows no diff of one here): a commit that names what it
+        // changed is taken first, a merge only when no other commit changed the files.
+        let Some((commit, changed)) = later
+            .iter()
+            .find(|(_, changed)| !changed.is_empty())
+            .or(later.first())
+        else {
+            continue;
+        };
+        let named = if changed.is_empty() { &files } else { changed };
+        let subject = repo
+            .git(&["log", "-1", "--format=%s", commit.as_str()])
+            .unwrap_or_default();
+        let note = format!(
+            "{} changed in {} (\"{}\") after this was recorded",
+            named.join(", "),
+            &commit[..commit.len().min(7)],
+            subject.trim()
+        );
+        flagged += conn
+            .prepare_cached("UPDATE recall_entries SET stale = 1, stale_note = ?2, updated_at = ?3 WHERE id = ?1 AND stale = 0")
+            .map_err(db)?
+            .execute(params![id, note, now])
+            .map_err(db)? as u32;
     }
     Ok(flagged)
+}
+
+/// The commits of `git log -z --name-only --format=%x1e%H` output, newest first, each with the
+/// paths it lists. A NUL ends every path; a commit's line starts with RS then its hash (a path
+/// cannot hold NUL, so one holding RS is still read as a path).
+fn changes(out: &str) -> Vec<(String, Vec<String>)> {
+    let mut commits: Vec<(String, Vec<String>)> = Vec::new();
+    for token in out.split('\0') {
+        let token = token.strip_prefix('\n').unwrap_or(token);
+        match token.strip_prefix('\u{1e}') {
+            Some(hash) if !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+                commits.push((hash.to_owned(), Vec::new()));
+            }
+            _ if token.is_empty() => {}
+            _ => {
+                if let Some((_, paths)) = commits.last_mut() {
+                    paths.push(token.to_owned());
+                }
+            }
+        }
+    }
+    commits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_reads_each_commit_with_its_paths() {
+        let out = "\u{1e}aaaa\0\nsrc/a.rs\0b c.md\0\u{1e}bbbb\0\u{1e}cccc\0\nx\u{1e}y\0";
+        assert_eq!(
+            changes(out),
+            vec![
+                (
+                    "aaaa".to_owned(),
+                    vec!["src/a.rs".to_owned(), "b c.md".to_owned()]
+                ),
+                ("bbbb".to_owned(), vec![]),
+                ("cccc".to_owned(), vec!["x\u{1e}y".to_owned()]),
+            ]
+        );
+        assert!(changes("").is_empty());
+    }
 }

@@ -55,6 +55,7 @@ pub struct Generation {
     pub retired_at: Option<String>,
     /// The generation the current config describes.
     pub configured: bool,
+    /// Sessions read to their end (a session with nothing to read is not one).
     pub sessions_done: u32,
     pub sessions_partial: u32,
     pub sessions_failed: u32,
@@ -109,7 +110,7 @@ pub fn generations(conn: &Connection, configured: Option<&str>) -> Result<Vec<Ge
         .prepare_cached(
             "SELECT g.fingerprint, g.state, g.model, g.deployment, g.segmenter, g.params_json, g.created_at,
                     g.updated_at, g.activated_at, g.retired_at,
-                    (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'done'),
+                    (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'done' AND p.units_total > 0),
                     (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'partial'),
                     (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'failed'),
                     (SELECT COUNT(*) FROM recall_extract_progress p WHERE p.fingerprint = g.fingerprint AND p.state = 'pending'),
@@ -825,24 +826,114 @@ pub fn last_run(conn: &Connection) -> Result<Option<RunLog>> {
     .map_err(db)
 }
 
+/// Where a generation's entries stand now, in the words review and the desktop use: each entry
+/// is in exactly one of these, so together they are [`Generation::entries`]. "Served" in a
+/// generation's counts means published into Recall (the review inbox), which is not trusted:
+/// only a person's accept makes an entry trusted, and only a trusted one reaches agents.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryStates {
+    /// Accepted by a person and trusted now.
+    pub trusted: u32,
+    /// Accepted by a person, not trusted now (its evidence changed or was forgotten, or it is
+    /// not transferable): back in the review inbox.
+    pub reviewed_untrusted: u32,
+    /// In Recall, reviewed by no one: the review inbox.
+    pub unreviewed: u32,
+    /// Written by a generation not yet activated: in no list until it is.
+    pub staged: u32,
+    /// Rejected by a person (`review --restore` takes that back).
+    pub rejected: u32,
+    /// Archived otherwise: retired with their generation, replaced, or merged into another.
+    pub archived: u32,
+    /// Of those in Recall (trusted or not), how many are flagged stale (a file they cite
+    /// changed in a later commit): back in the review inbox, a trusted one still served.
+    pub stale: u32,
+}
+
+pub fn entry_states(conn: &Connection, fingerprint: &str) -> Result<EntryStates> {
+    let db = crate::store::err_in(conn);
+    let trusted = crate::recall::model::TRUSTED_SQL;
+    conn.prepare_cached(&format!(
+        "SELECT COALESCE(SUM({trusted}), 0),
+                COALESCE(SUM(e.status = 'accepted' AND e.review_state = 'human_reviewed' AND NOT ({trusted})), 0),
+                COALESCE(SUM(e.status = 'accepted' AND e.review_state != 'human_reviewed'), 0),
+                COALESCE(SUM(e.status != 'accepted' AND m.state = 'staged'), 0),
+                COALESCE(SUM(e.status != 'accepted' AND m.state != 'staged' AND e.rejected_at IS NOT NULL), 0),
+                COALESCE(SUM(e.status != 'accepted' AND m.state != 'staged' AND e.rejected_at IS NULL), 0),
+                COALESCE(SUM(e.status = 'accepted' AND e.stale = 1), 0)
+         FROM recall_extract_entries m JOIN recall_entries e ON e.id = m.entry_id
+         WHERE m.fingerprint = ?1"
+    ))
+    .and_then(|mut s| {
+        s.query_row([fingerprint], |r| {
+            Ok(EntryStates {
+                trusted: r.get(0)?,
+                reviewed_untrusted: r.get(1)?,
+                unreviewed: r.get(2)?,
+                staged: r.get(3)?,
+                rejected: r.get(4)?,
+                archived: r.get(5)?,
+                stale: r.get(6)?,
+            })
+        })
+    })
+    .map_err(db)
+}
+
 /// Coverage of one project by a generation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ProjectCoverage {
     pub project: String,
-    /// Eligible sessions.
+    /// Eligible sessions a pass has something to read in: `done + partial + failed +
+    /// not_started` (those in `empty` are apart).
     pub sessions: u32,
     pub done: u32,
     pub partial: u32,
     pub failed: u32,
     /// Eligible sessions without a row, or whose records grew since they were read.
     pub not_started: u32,
+    /// Eligible sessions with nothing a model would read (every record hidden from it: a
+    /// compaction sub-agent's summary request, system-injected prompts, reasoning): a pass
+    /// marks them done without a call, so they count neither as read nor as still to read.
+    pub empty: u32,
     pub entries: u32,
+}
+
+/// Whether a pass would find no unit in `session`'s records as stored now.
+fn reads_nothing(conn: &Connection, session: i64) -> Result<bool> {
+    let messages = super::segment::from_records(&records(conn, session)?);
+    // The window does not decide whether there is a unit, only how many.
+    Ok(super::segment::segment(&messages, usize::MAX).is_empty())
+}
+
+/// A session's row in a generation, as coverage reads it.
+struct Row {
+    state: String,
+    covered: i64,
+    units_total: u32,
 }
 
 pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCoverage>> {
     let db = crate::store::err_in(conn);
-    let progress = progress_rows(conn, fingerprint)?;
+    let progress: HashMap<i64, Row> = conn
+        .prepare_cached(
+            "SELECT session_id, state, covered_ordinal, units_total FROM recall_extract_progress WHERE fingerprint = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_map([fingerprint], |r| {
+                Ok((
+                    r.get(0)?,
+                    Row {
+                        state: r.get(1)?,
+                        covered: r.get(2)?,
+                        units_total: r.get(3)?,
+                    },
+                ))
+            })?
+            .collect()
+        })
+        .map_err(db)?;
     let entries: HashMap<i64, u32> = conn
         .prepare_cached(
             "SELECT session_id, COUNT(*) FROM recall_extract_entries WHERE fingerprint = ?1 GROUP BY session_id",
@@ -860,18 +951,29 @@ pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCover
                 project: s.project.clone(),
                 ..Default::default()
             });
+        c.entries += entries.get(&s.id).copied().unwrap_or(0);
+        let row = progress.get(&s.id);
+        let covering = row.is_some_and(|r| r.covered == s.next_ordinal);
+        // Nothing to read: a pass found no unit in what is stored now, or would find none.
+        // Only a session no pass covers is segmented here (read as a pass reads it), so a
+        // status after a pass reads no records.
+        let empty = match row {
+            Some(r) if covering => r.state == "done" && r.units_total == 0,
+            Some(r) if matches!(r.state.as_str(), "partial" | "failed") => false,
+            _ => reads_nothing(conn, s.id)?,
+        };
+        if empty {
+            c.empty += 1;
+            continue;
+        }
         c.sessions += 1;
-        match progress
-            .get(&s.id)
-            .map(|(state, covered)| (state.as_str(), *covered))
-        {
-            Some(("done", covered)) if covered == s.next_ordinal => c.done += 1,
-            Some(("partial", _)) => c.partial += 1,
-            Some(("failed", _)) => c.failed += 1,
-            None | Some(("pending" | "done", _)) => c.not_started += 1,
+        match row.map(|r| r.state.as_str()) {
+            Some("done") if covering => c.done += 1,
+            Some("partial") => c.partial += 1,
+            Some("failed") => c.failed += 1,
+            None | Some("pending" | "done") => c.not_started += 1,
             Some(_) => {}
         }
-        c.entries += entries.get(&s.id).copied().unwrap_or(0);
     }
     Ok(by_project.into_values().collect())
 }
