@@ -588,3 +588,48 @@ fn a_lifted_forget_lets_the_next_sync_import_the_sessions_again() {
     let refused = env.run(&["forget", "--lift", "marked-session"]);
     assert_eq!(refused.status.code(), Some(2));
 }
+
+/// A forget that finds the capture lock held (a rebuild from the copies holds it for as long
+/// as it runs) says on stderr that it waits, before it waits, then forgets once the lock is
+/// let go. Before, it took no lock and went ahead in a database a rebuild could then replace.
+#[test]
+fn a_forget_says_it_waits_for_the_capture_lock() {
+    use std::io::BufRead as _;
+    let env = Env::new();
+    plant(&env, "waited-session");
+    env.ok(&["sync"]);
+    // Held here as another process's rebuild holds it.
+    let lock = cairn_core::archive::capture::CaptureLock::open(&env.data()).unwrap();
+    let held = lock.lock().unwrap();
+    let mut child = env
+        .command()
+        .args(["forget", "waited-session", "--yes"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("Waiting for another Cairn process to let go of the archive"),
+        "{line}"
+    );
+    assert!(line.contains("capture.lock"), "{line}");
+    assert!(
+        line.trim_end().ends_with("the forget runs once it does."),
+        "{line}"
+    );
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Forgot 1 session"),
+        "{out:?}"
+    );
+    assert_eq!(
+        env.json(&["sessions"]).as_array().unwrap().len(),
+        0,
+        "the session is still listed"
+    );
+}

@@ -1,7 +1,8 @@
 //! `forget` removes what the person was shown and nothing else.
 
 use cairn_core::archive::Agent;
-use cairn_core::{Cairn, ForgetRequest};
+use cairn_core::archive::capture::Quiet;
+use cairn_core::{Cairn, ForgetRequest, LiftRequest};
 
 use crate::support;
 
@@ -33,7 +34,7 @@ fn a_session_added_after_the_list_was_shown_is_not_forgotten() {
     );
     assert_eq!(cairn.forget_preview(&req).unwrap().sessions.len(), 2);
 
-    let done = cairn.forget_planned(&req, &shown).unwrap();
+    let done = cairn.forget_planned(&req, &shown, &Quiet).unwrap();
     assert_eq!(done.removed.sessions, shown.sessions);
     let left = cairn.forget_preview(&req).unwrap().sessions;
     assert_eq!(left.len(), 1);
@@ -226,4 +227,68 @@ fn a_forget_waits_for_writers_that_keep_committing() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(writer.join().unwrap() > 0);
+}
+
+/// A lift's count of the sessions shared through git that stay forgotten follows its own
+/// `--agent` and `--since`: a lift of Codex's tombstones keeps no shared Claude session and
+/// says none, a lift of Claude's says the one it keeps, and the git tombstone stays through
+/// both. Before, every lift counted every shared session forgotten, whoever ran it.
+#[test]
+fn a_lift_counts_the_shared_sessions_of_its_own_agent_and_time() {
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(&cairn, &[file("short.jsonl")]);
+    let claude = support::session_keys(data.path(), "id");
+    assert_eq!(claude.len(), 1, "{claude:?}");
+    support::capture(
+        &cairn,
+        &[support::main_file(
+            Agent::Codex,
+            &support::fixtures().join("codex").join("small.jsonl"),
+        )],
+    );
+    let db = rusqlite::Connection::open(data.path().join("cairn.db")).unwrap();
+    // The Claude session went through git (`cairn publish`); the Codex one did not.
+    cairn_core::archive::store::mark_published(&db, &claude[0], "2026-03-02T10:00:00Z").unwrap();
+    for agent in [Agent::Claude, Agent::Codex] {
+        let done = cairn
+            .forget(&ForgetRequest {
+                agent: Some(agent),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(done.removed.sessions.len(), 1, "{agent:?}: {done:?}");
+    }
+    let shared = || support::count(data.path(), "SELECT COUNT(*) FROM forgotten_shared");
+    assert_eq!(shared(), 1);
+    let lift = |agent, since: Option<&str>| LiftRequest {
+        agent,
+        since: since.map(str::to_owned),
+    };
+
+    // Codex's: none of them went through git.
+    let codex = lift(Some(Agent::Codex), None);
+    let would = cairn.lift_preview(&codex).unwrap();
+    assert_eq!((would.sessions, would.shared_kept), (1, 0), "{would:?}");
+    let lifted = cairn.lift_forgotten(&codex, &Quiet).unwrap();
+    assert_eq!(lifted, would);
+    assert_eq!(
+        shared(),
+        1,
+        "the git tombstone went with another agent's lift"
+    );
+
+    // Claude's laid from tomorrow on: none, so none kept either.
+    let later = cairn
+        .lift_preview(&lift(Some(Agent::Claude), Some("2999-01-01")))
+        .unwrap();
+    assert_eq!((later.sessions, later.shared_kept), (0, 0), "{later:?}");
+
+    // Claude's: the shared session stays forgotten for git, and the lift says so.
+    let claude_lift = lift(Some(Agent::Claude), None);
+    let would = cairn.lift_preview(&claude_lift).unwrap();
+    assert_eq!((would.sessions, would.shared_kept), (1, 1), "{would:?}");
+    let lifted = cairn.lift_forgotten(&claude_lift, &Quiet).unwrap();
+    assert_eq!(lifted, would);
+    assert_eq!(shared(), 1);
 }

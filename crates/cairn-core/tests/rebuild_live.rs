@@ -165,3 +165,126 @@ fn a_forget_after_a_rebuild_forgets_in_the_new_database() {
     // The old database is left as the rebuild found it.
     assert_eq!(with_id(&moved_aside(data.path())), 1);
 }
+
+/// Holds a rebuild once it has read the old database and made the new one whole, before its
+/// swap (`Progress::finish`), until the test lets it go.
+struct HoldBeforeSwap {
+    reached: std::sync::mpsc::Sender<()>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Progress for HoldBeforeSwap {
+    fn finish(&self) {
+        self.reached.send(()).unwrap();
+        self.go.lock().unwrap().recv().unwrap();
+    }
+}
+
+/// Tells the test that a forget found the capture lock held and waits for it.
+struct SaysItWaits(std::sync::mpsc::Sender<&'static str>);
+
+impl Progress for SaysItWaits {
+    fn waiting(&self, _lock: &Path) {
+        self.0.send("waiting").unwrap();
+    }
+}
+
+/// A forget confirmed while a rebuild from the copies is between its read of the old database
+/// and its swap is not lost: it waits for the rebuild (saying so), then forgets in the new
+/// database, session and retained copies. Before, it committed to the old database at once,
+/// after the rebuild had read it, and the swap brought the session back.
+#[test]
+fn a_forget_during_a_rebuild_stays_forgotten_in_the_new_database() {
+    let (_src, data, first, before) = synced();
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    let db = data.path().join("cairn.db");
+    let with_id = |db: &Path| -> i64 {
+        Connection::open(db)
+            .unwrap()
+            .query_row(
+                "SELECT COUNT(*) FROM sessions WHERE session_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    // The files the session was read from: their retained copies must go with it.
+    let sources: Vec<String> = Connection::open(&db)
+        .unwrap()
+        .prepare(
+            "SELECT s.source_key FROM sources s JOIN sessions ss ON ss.id = s.session_id
+             WHERE ss.session_id = ?1",
+        )
+        .unwrap()
+        .query_map([id], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!sources.is_empty());
+    let copies_of_session = || -> Vec<PathBuf> {
+        support::files_under(&data.path().join("retained"))
+            .into_iter()
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                sources.iter().any(|k| name.starts_with(&format!("{k}.")))
+            })
+            .collect()
+    };
+    assert!(!copies_of_session().is_empty());
+    let req = cairn_core::ForgetRequest {
+        session: Some(id.to_owned()),
+        ..Default::default()
+    };
+    // Listed and confirmed before the rebuild began, as `cairn forget` asks.
+    let plan = first.forget_preview(&req).unwrap();
+    assert_eq!(plan.sessions.len(), 1);
+
+    let (reached_tx, reached) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let hold = HoldBeforeSwap {
+        reached: reached_tx,
+        go: std::sync::Mutex::new(go_rx),
+    };
+    let (events_tx, events) = std::sync::mpsc::channel();
+    let forgotten = std::thread::scope(|s| {
+        let rebuild = s.spawn(|| Cairn::rebuild_from_copies(data.path(), &hold));
+        reached.recv().unwrap();
+        let says = SaysItWaits(events_tx.clone());
+        let (first, req, plan) = (&first, &req, &plan);
+        let forget = s.spawn(move || {
+            let done = first.forget_planned(req, plan, &says);
+            let _ = says.0.send("done");
+            done
+        });
+        // The forget either waits for the rebuild, or (as before) went ahead in the old one.
+        let first_event = events.recv().unwrap();
+        go.send(()).unwrap();
+        rebuild.join().unwrap().unwrap();
+        let forgotten = forget.join().unwrap().unwrap();
+        (first_event, forgotten)
+    });
+    assert_eq!(forgotten.1.removed.sessions.len(), 1, "{forgotten:?}");
+    assert_eq!(
+        with_id(&db),
+        0,
+        "the rebuild brought the forgotten session back"
+    );
+    assert_eq!(
+        support::count(
+            data.path(),
+            &format!(
+                "SELECT COUNT(*) FROM forgotten_sources WHERE source_key IN ('{}')",
+                sources.join("', '")
+            )
+        ),
+        sources.len() as i64,
+        "the new database holds no tombstone of the forgotten files"
+    );
+    assert_eq!(copies_of_session(), Vec::<PathBuf>::new());
+    assert_eq!(listed(&first), before - 1);
+    // And it said so while it waited.
+    assert_eq!(
+        forgotten.0, "waiting",
+        "the forget did not wait for the rebuild"
+    );
+}

@@ -268,6 +268,25 @@ impl CaptureLock {
         }
     }
 
+    /// The lock for a person's write that a rebuild from the copies must neither lose nor
+    /// undo (a forget, a lift of its tombstones, a link correction): the rebuild holds it from
+    /// its first read of the old database to its swap, so the write lands before the rebuild
+    /// reads or after the swap, in the new database. With `waiting` to tell, the wait lasts as
+    /// long as the other process's work and is said first ([`Self::lock_telling`]); without
+    /// (a front door with no stream to say it on), it ends after `wait` in [`Error::Locked`]
+    /// naming what holds the lock, never a silent hang.
+    pub(crate) fn lock_for_person(
+        &self,
+        data_dir: &Path,
+        waiting: Option<&dyn Progress>,
+        wait: std::time::Duration,
+    ) -> Result<LockGuard<'_>> {
+        match waiting {
+            Some(progress) => self.lock_telling(progress),
+            None => self.lock_within(data_dir, "a capture or a reindex", wait),
+        }
+    }
+
     /// Take the lock if no other process holds it, else [`Error::Locked`] saying `what` is
     /// running there.
     pub(crate) fn try_lock(&self, data_dir: &Path, what: &str) -> Result<LockGuard<'_>> {

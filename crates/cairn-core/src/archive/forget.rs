@@ -328,6 +328,19 @@ pub fn liftable(
     })
 }
 
+/// The keys of the sessions whose tombstones [`lift`] would take away (of `agent`, laid at or
+/// after `since`): for the rooms to say what of those stays forgotten with them.
+pub fn liftable_sessions(
+    conn: &Connection,
+    agent: Option<Agent>,
+    since: Option<&str>,
+) -> rusqlite::Result<HashSet<String>> {
+    let (rows, args) = lift_where("forgotten_sessions", agent, since);
+    conn.prepare(&format!("SELECT session_key {rows}"))?
+        .query_map(params_from_iter(args), |r| r.get(0))?
+        .collect()
+}
+
 /// Take away the tombstones of forgotten files and sessions (of `agent`, laid at or after
 /// `since`), so the next sync reads those transcripts again where they are still on disk (a
 /// forget is undone only as far as the agent kept them: the archive's own copies are gone).

@@ -1,9 +1,19 @@
 //! The [`Cairn`] facade's forget: list what a request would remove, then remove it, each room
 //! deleting its own rows (archive, git, semantic, recall, insights) in one transaction, then
 //! the retained copies, the free pages and the write-ahead log.
+//!
+//! A forget and a lift of its tombstones run under the capture lock, from before they read
+//! the archive to after their last write: a rebuild from the copies holds that lock from its
+//! first read of the old database to its swap, so neither can land in the old database after
+//! the rebuild read it (a forget the new database would not know of, the session back); a
+//! capture, which writes retained copies under the same lock, cannot come between the
+//! sweep's read of the tombstones and its deletion of their copies.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::archive::capture::{CaptureLock, LockGuard, Progress};
 use crate::archive::{self, Agent};
 use crate::error::{Error, Result};
 use crate::{Cairn, clock, git, insights, recall, semantic};
@@ -129,9 +139,31 @@ pub struct Lifted {
     pub files: u32,
     /// Sessions the next sync imports again, from whichever file holds them.
     pub sessions: u32,
-    /// Sessions shared through git that stay forgotten (a lift is about this machine's
-    /// captures: `cairn pull` still never brings them back).
+    /// Of the sessions whose tombstones the lift takes away (of its agent, laid since its
+    /// time), those shared through git: they stay forgotten there (a lift is about this
+    /// machine's captures: `cairn pull` still never brings them back).
     pub shared_kept: u32,
+}
+
+/// How long a person's write with no one to tell that it waits (the desktop's forget, a link
+/// correction) waits for the capture lock before [`Error::Locked`] says what holds it: as long
+/// as a rebuild waits for a capture.
+pub(crate) const PERSON_LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// How many sessions shared through git keep their tombstone there (`forgotten_shared`) though
+/// a lift of `agent`'s tombstones laid since `since` lets the sync import them again: those
+/// among the sessions the lift takes the tombstones of, and no other agent's or older ones.
+fn shared_kept(
+    conn: &rusqlite::Connection,
+    agent: Option<Agent>,
+    since: Option<&str>,
+) -> rusqlite::Result<u64> {
+    let lifted = archive::forget::liftable_sessions(conn, agent, since)?;
+    let shared = git::forget::forgotten_shared(conn)?;
+    Ok(shared
+        .iter()
+        .filter(|(key, _)| lifted.contains(key))
+        .count() as u64)
 }
 
 /// How many of the sessions keyed `keys` a team push sent (none in a build without the team
@@ -173,10 +205,31 @@ fn lift_since(req: &LiftRequest) -> Result<Option<String>> {
 }
 
 impl Cairn {
-    /// Delete the retained copies of every tombstoned file the archive does not hold: a
-    /// forget's own, and any a forget killed after its commit left behind (every sync sweeps
-    /// too, so such a copy does not wait for the next forget). How many files went.
+    /// Delete the retained copies of every tombstoned file the archive does not hold that a
+    /// forget killed after its commit left behind (every sync sweeps, so such a copy does not
+    /// wait for the next forget). Under the capture lock (see [`Self::sweep_locked`]), taken
+    /// only if no other process holds it: a sync with nothing to capture would otherwise wait
+    /// without a word for a rebuild's whole run. Nothing is swept when the lock is held, nor
+    /// when `store` is on a database a rebuild swapped out (its tombstones are not the
+    /// archive's now): the next sync or forget sweeps. How many files went.
     pub(crate) fn sweep_forgotten_copies(&self, store: &crate::store::Store) -> Result<u64> {
+        let lock = CaptureLock::open(&self.data_dir)?;
+        let held = match lock.try_lock(&self.data_dir, "a capture or a reindex") {
+            Ok(held) => held,
+            Err(Error::Locked { .. }) => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        if store.moved() {
+            return Ok(0);
+        }
+        self.sweep_locked(store, &held)
+    }
+
+    /// The sweep, its caller holding the capture lock (`_held`) on `store`'s database, which
+    /// is the archive's: between the read of the tombstones and the deletion of their copies,
+    /// no lift (which takes the lock) can take a tombstone away and no capture (which writes
+    /// retained copies under it) can write a fresh copy of a file no longer forgotten.
+    fn sweep_locked(&self, store: &crate::store::Store, _held: &LockGuard<'_>) -> Result<u64> {
         let orphans =
             archive::forget::tombstones_without_source(store.conn()).map_err(|e| store.err(e))?;
         let mut deleted = 0;
@@ -237,7 +290,7 @@ impl Cairn {
             Ok(Lifted {
                 files: small(t.sources),
                 sessions: small(t.sessions),
-                shared_kept: small(git::forget::forgotten_shared(conn)?.len() as u64),
+                shared_kept: small(shared_kept(conn, req.agent, since.as_deref())?),
             })
         })();
         counted.map_err(|e| store.err(e))
@@ -245,17 +298,23 @@ impl Cairn {
 
     /// Undo what can be undone of past forgets: their tombstones go, so the next sync imports
     /// again the transcripts the agents still keep (what only the archive held went with the
-    /// forget and stays gone).
-    pub fn lift_forgotten(&self, req: &LiftRequest) -> Result<Lifted> {
+    /// forget and stays gone). Under the capture lock (the module's comment says why);
+    /// `waiting` is told when another process holds it, and the lift waits for it.
+    pub fn lift_forgotten(&self, req: &LiftRequest, waiting: &dyn Progress) -> Result<Lifted> {
         self.writable()?;
         let since = lift_since(req)?;
+        let lock = CaptureLock::open(&self.data_dir)?;
+        let _held = lock.lock_for_person(&self.data_dir, Some(waiting), PERSON_LOCK_WAIT)?;
+        // After the lock: a rebuild that swapped a new database in while this waited is the
+        // archive now, and the shared connection opens it.
         let mut store = self.store();
         let done = (|| -> rusqlite::Result<Lifted> {
             let tx = store
                 .conn_mut()
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            // Counted before the lift takes away the session tombstones it goes by.
+            let shared_kept = shared_kept(&tx, req.agent, since.as_deref())?;
             let t = archive::forget::lift(&tx, req.agent, since.as_deref())?;
-            let shared_kept = git::forget::forgotten_shared(&tx)?.len() as u64;
             tx.commit()?;
             Ok(Lifted {
                 files: small(t.sources),
@@ -324,25 +383,39 @@ impl Cairn {
     /// Remove every byte of the sessions `req` names: one transaction in which each room
     /// deletes its own rows (a kill leaves the archive as it was, or without them whole), then
     /// the retained copies, then the freed pages (zeroed by `secure_delete`, given back by
-    /// `VACUUM`) and the write-ahead log.
+    /// `VACUUM`) and the write-ahead log. All under the capture lock (the module's comment
+    /// says why), waited for at most [`PERSON_LOCK_WAIT`], then [`Error::Locked`].
     pub fn forget(&self, req: &ForgetRequest) -> Result<Forgotten> {
-        self.forget_within(req, None)
+        self.forget_within(req, None, None)
     }
 
     /// [`Cairn::forget`] of what `plan` (from [`Cairn::forget_preview`] of `req`, shown to the
     /// person) lists and nothing else: a session a sync added since, which the selection now
-    /// matches too, stays, as no one was asked about it.
-    pub fn forget_planned(&self, req: &ForgetRequest, plan: &ForgetPlan) -> Result<Forgotten> {
-        self.forget_within(req, Some(plan))
+    /// matches too, stays, as no one was asked about it. `waiting` is told when another process
+    /// holds the capture lock (a rebuild from the copies, a sync), and the forget waits for it.
+    pub fn forget_planned(
+        &self,
+        req: &ForgetRequest,
+        plan: &ForgetPlan,
+        waiting: &dyn Progress,
+    ) -> Result<Forgotten> {
+        self.forget_within(req, Some(plan), Some(waiting))
     }
 
-    /// What `req` selects (only the sessions `confirmed` lists, when given), removed.
+    /// What `req` selects (only the sessions `confirmed` lists, when given), removed, under
+    /// the capture lock (`waiting` told of a wait for it, or the wait bounded without one).
     fn forget_within(
         &self,
         req: &ForgetRequest,
         confirmed: Option<&ForgetPlan>,
+        waiting: Option<&dyn Progress>,
     ) -> Result<Forgotten> {
         self.writable()?;
+        let lock = CaptureLock::open(&self.data_dir)?;
+        // Held to the end, through the `VACUUM` and the checkpoint too: a rebuild starting
+        // between the commit and them would set the old file aside while the freed pages
+        // still sit in it and its log, and its swap would wait on the `VACUUM`'s write lock.
+        let held = lock.lock_for_person(&self.data_dir, waiting, PERSON_LOCK_WAIT)?;
         let plan = match confirmed {
             Some(plan) => plan.clone(),
             None => self.forget_preview(req)?,
@@ -389,7 +462,7 @@ impl Cairn {
         result.map_err(|e| store.err(e))?;
         // After the commit: the retained copies of every tombstoned file not held again
         // (this forget's, and any a killed forget left behind).
-        let retained_files_deleted = self.sweep_forgotten_copies(&store)?;
+        let retained_files_deleted = self.sweep_locked(&store, &held)?;
         // Give the zeroed pages back and empty the log, so no copy of a page survives in either
         // (skipped when nothing matched: the sweep above was all there was to do).
         let tidy = (|| -> rusqlite::Result<()> {
@@ -402,6 +475,7 @@ impl Cairn {
         })();
         tidy.map_err(|e| store.err(e))?;
         drop(store);
+        drop(held);
         Ok(Forgotten {
             removed: plan,
             retained_files_deleted: small(retained_files_deleted),

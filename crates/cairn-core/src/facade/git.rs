@@ -302,7 +302,11 @@ impl Cairn {
 
     /// A person's word on session `key_or_id` and `target` (`cairn link` / `cairn unlink`,
     /// the skim timeline's "belongs here" / "not related"): a link with evidence `person` that
-    /// every relink keeps, or an unlink that association never overrides.
+    /// every relink keeps, or an unlink that association never overrides. Under the capture
+    /// lock, as a forget is: a rebuild from the copies carries the corrections it read from the
+    /// old database, so one said there after that read would be lost in the new one; this
+    /// waits for the rebuild's swap instead (at most `PERSON_LOCK_WAIT`, then
+    /// [`crate::Error::Locked`]) and is said in the new database.
     pub fn correct_link(
         &self,
         key_or_id: &str,
@@ -312,6 +316,12 @@ impl Cairn {
     ) -> Result<git::correct::LinkCorrection> {
         self.writable()?;
         target.check()?;
+        let lock = crate::archive::capture::CaptureLock::open(&self.data_dir)?;
+        let _held = lock.lock_for_person(
+            &self.data_dir,
+            None,
+            crate::facade::forget::PERSON_LOCK_WAIT,
+        )?;
         let mut store = self.store();
         let row = self.session_row(&store, key_or_id)?;
         let by = git::correct::person();
