@@ -8,6 +8,7 @@ mod branch;
 mod errors;
 mod export;
 mod extract;
+mod extract_setup;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
 mod forget;

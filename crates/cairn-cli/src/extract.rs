@@ -45,6 +45,79 @@ pub enum ExtractCommand {
     /// name; nothing is sent), then check the configured one with real calls: the server's
     /// models and one tiny extraction.
     Doctor,
+    /// Choose the generator and when passes run, test it with one tiny request, and write
+    /// [recall.extract] in config.toml (comments and other keys kept). With no generator named
+    /// it lists those at hand, numbered as doctor lists them, and asks which; without a
+    /// terminal (or with --json) name one with --generator, --agent-cli or --endpoint.
+    Setup(SetupArgs),
+}
+
+/// `cairn recall extract setup`'s choices: what the desktop's Settings → Recall extraction
+/// form holds (`ExtractSetup`). Left out, a choice keeps what config.toml says.
+#[derive(Args)]
+pub struct SetupArgs {
+    /// A generator at hand, by its number or name in the list (`claude`, `ollama`,
+    /// `OPENAI_API_KEY`): an agent CLI, a local server (its first model unless --model), or an
+    /// API key's provider (needs --model).
+    #[arg(long, value_name = "N|NAME", conflicts_with_all = ["agent_cli", "endpoint"])]
+    generator: Option<String>,
+    /// An agent CLI, whether or not it is on PATH now: claude, codex, gemini or copilot.
+    #[arg(long, value_name = "NAME", value_parser = cairn_core::config::GENERATOR_AGENTS, conflicts_with = "endpoint")]
+    agent_cli: Option<String>,
+    /// An OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 (plain HTTP only
+    /// to this machine); needs --model.
+    #[arg(long, value_name = "URL", requires = "model")]
+    endpoint: Option<String>,
+    /// The model to ask: one the server serves; for an agent CLI, instead of its default.
+    #[arg(long)]
+    model: Option<String>,
+    /// The *name* of the environment variable that holds the API key, never the key itself
+    /// (Cairn keeps no key in config.toml).
+    #[arg(long, value_name = "VAR", conflicts_with = "agent_cli")]
+    api_key_env: Option<String>,
+    /// When the desktop app runs passes: after-sync (the default), nightly or manual.
+    #[arg(long, value_name = "WHEN", value_parser = schedule)]
+    schedule: Option<cairn_core::config::Schedule>,
+    /// A paid API's price in dollars per million input tokens, for preview's cost estimate.
+    #[arg(long, value_name = "DOLLARS", value_parser = price)]
+    input_price: Option<f64>,
+    /// A paid API's price in dollars per million output tokens.
+    #[arg(long, value_name = "DOLLARS", value_parser = price)]
+    output_price: Option<f64>,
+    /// Save it with extraction off (`run` refuses until setup runs again without --off).
+    #[arg(long)]
+    off: bool,
+    /// Save without the test request.
+    #[arg(long)]
+    no_test: bool,
+}
+
+impl SetupArgs {
+    /// Whether a choice besides the generator was made (the saved generator then stays).
+    fn changes_something(&self) -> bool {
+        self.model.is_some()
+            || self.api_key_env.is_some()
+            || self.schedule.is_some()
+            || self.input_price.is_some()
+            || self.output_price.is_some()
+            || self.off
+    }
+}
+
+/// `--schedule`: `after-sync` as typed on a command line, or as config.toml spells it.
+fn schedule(typed: &str) -> Result<cairn_core::config::Schedule, String> {
+    cairn_core::config::Schedule::parse(&typed.trim().replace('-', "_"))
+        .ok_or_else(|| "pick after-sync, nightly or manual".to_owned())
+}
+
+/// A price: a number of dollars, 0 or more.
+fn price(typed: &str) -> Result<f64, String> {
+    typed
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| "a price is a number of dollars, 0 or more (e.g. 0.15)".to_owned())
 }
 
 #[derive(Args, Default)]
@@ -456,6 +529,7 @@ pub fn run(
             }
         }
         ExtractCommand::Doctor => return doctor(Ok(cairn), &cairn.config_path(), json_out, out),
+        ExtractCommand::Setup(args) => return setup(cairn, &args, json_out, out),
     }
     Ok(true)
 }
@@ -560,15 +634,11 @@ pub fn doctor(
                     out,
                     "Fix: {}",
                     clean(e.hint.as_deref().unwrap_or(
-                        "correct it in the file named above, or pick a generator again in the desktop app (Settings → Recall extraction), which rewrites the section"
+                        "correct it in the file named above, or pick a generator again with `cairn recall extract setup` or in the desktop app (Settings → Recall extraction), which rewrite the section"
                     ))
                 )?;
             }
-            (None, None) => writeln!(
-                out,
-                "\nNo generator is configured: pick one in the desktop app (Settings → Recall extraction), or set `generator` (an agent CLI) or `model` and a server under [recall.extract] in {}, for example:\n\n  [recall.extract]\n  enabled = true\n  generator = \"claude\"          # an agent CLI on PATH; or, for a model server:\n  # model = \"qwen2.5-coder\"\n  # [recall.extract.servers.local]\n  # endpoint = \"http://127.0.0.1:11434/v1\"",
-                clean(&config_path.display().to_string())
-            )?,
+            (None, None) => write_example(out, &generators, config_path)?,
         }
     }
     Ok(problem.is_none() && d.as_ref().is_none_or(|d| d.ok()))
@@ -586,13 +656,14 @@ fn write_detected(
             "  none: install an agent CLI (claude, codex, gemini, copilot), start a local server (Ollama, LM Studio, llama.cpp, vLLM), or set an API-key variable"
         )?;
     }
-    for g in generators {
+    for (n, g) in generators.iter().enumerate() {
         let kind = match g.kind {
             DetectedKind::Agent => "agent ",
             DetectedKind::Server => "server",
             DetectedKind::Key => "key   ",
         };
-        let mut line = format!("  {kind} {}", clean(&g.label));
+        // Numbered as `cairn recall extract setup --generator <n>` picks them.
+        let mut line = format!("  {}. {kind} {}", n + 1, clean(&g.label));
         if let Some(p) = &g.path {
             line.push_str(&format!(" at {}", clean(p)));
         }
@@ -618,6 +689,62 @@ fn write_detected(
     Ok(())
 }
 
+/// With nothing configured: the command that sets up the first generator at hand (one without
+/// a problem, if any) and what it would write, so the example is one this machine can run;
+/// with nothing at hand, the flags that name one.
+fn write_example(
+    out: &mut dyn Write,
+    generators: &[cairn_core::llm::detect::DetectedGenerator],
+    config_path: &std::path::Path,
+) -> Result<()> {
+    use cairn_core::llm::detect::DetectedKind;
+    let file = clean(&config_path.display().to_string());
+    let Some((n, g)) = generators
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.problem.is_none())
+        .or_else(|| generators.iter().enumerate().next())
+    else {
+        writeln!(
+            out,
+            "\nNo generator is configured, and none is at hand. Name one with `cairn recall extract setup --agent-cli claude` (codex, gemini, copilot) or `cairn recall extract setup --endpoint <url> --model <model> [--api-key-env <VAR>]`, or pick one in the desktop app (Settings → Recall extraction); either writes [recall.extract] in {file}."
+        )?;
+        return Ok(());
+    };
+    let base = cairn_core::config::ExtractSetup {
+        enabled: true,
+        ..Default::default()
+    };
+    let mut setup = Cairn::extract_setup_for(g, &base);
+    // A hosted API's model is the person's to name.
+    let model_flag = if g.kind == DetectedKind::Key {
+        setup.model = "<model>".into();
+        " --model <model>"
+    } else {
+        ""
+    };
+    let toml = cairn_core::config::write_extract_setup("", &setup).unwrap_or_default();
+    writeln!(
+        out,
+        "\nNo generator is configured. `cairn recall extract setup` lists the ones above and asks which; `cairn recall extract setup --generator {}{model_flag}` (or `--generator {}`) sets up {} at once, tested with one tiny request, writing into {file}:\n",
+        clean(&g.name),
+        n + 1,
+        clean(&g.label)
+    )?;
+    for line in toml.trim_end().lines() {
+        if line.trim().is_empty() {
+            writeln!(out)?;
+        } else {
+            writeln!(out, "  {}", clean(line))?;
+        }
+    }
+    writeln!(
+        out,
+        "\nThe desktop app offers the same list in Settings → Recall extraction."
+    )?;
+    Ok(())
+}
+
 fn write_doctor(out: &mut dyn Write, d: &cairn_core::recall::extract::ExtractDoctor) -> Result<()> {
     writeln!(out)?;
     writeln!(out, "Model: {} (profile {})", clean(&d.model), d.profile)?;
@@ -638,6 +765,330 @@ fn write_doctor(out: &mut dyn Write, d: &cairn_core::recall::extract::ExtractDoc
             if c.ok { "ok  " } else { "FAIL" },
             clean(&c.name),
             clean(&c.detail)
+        )?;
+    }
+    Ok(())
+}
+
+/// The one way `setup` refuses: nothing written, the reason and what to type instead.
+fn refused(message: String) -> anyhow::Error {
+    cairn_core::Error::Invalid(message).into()
+}
+
+/// The flags that choose a generator without a question.
+const CHOOSE_FLAGS: &str = "--generator <n|name> (a generator `cairn recall extract doctor` lists), --agent-cli <claude|codex|gemini|copilot>, or --endpoint <url> --model <model> [--api-key-env <VAR>]";
+
+/// `cairn recall extract setup`: the generator chosen by a flag or asked for, the other choices
+/// applied over what config.toml holds, one tiny test request (the desktop's Test), then
+/// `[recall.extract]` written through the core, which checks it loads. Ok(true) once saved.
+fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> Result<bool> {
+    use std::io::IsTerminal as _;
+    // Before anything else: a key pasted where its variable's name goes is refused by the
+    // flag's name and never repeated.
+    if let Some(why) = a
+        .api_key_env
+        .as_deref()
+        .and_then(Cairn::api_key_env_problem)
+    {
+        return Err(refused(format!("--api-key-env: {why}")));
+    }
+    let interactive = !json_out && std::io::stdin().is_terminal();
+    let saved = cairn.recall_extract_setup()?;
+    let configured = saved.generator != "endpoint" || !saved.endpoint.trim().is_empty();
+    let blank = cairn_core::config::ExtractSetup {
+        generator: "endpoint".into(),
+        endpoint: String::new(),
+        model: String::new(),
+        api_key_env: String::new(),
+        ..saved.clone()
+    };
+    let mut chosen = if let Some(agent) = &a.agent_cli {
+        cairn_core::config::ExtractSetup {
+            generator: agent.clone(),
+            ..blank
+        }
+    } else if let Some(url) = &a.endpoint {
+        cairn_core::config::ExtractSetup {
+            endpoint: url.clone(),
+            ..blank
+        }
+    } else if let Some(pick) = &a.generator {
+        let found = cairn.recall_extract_detect();
+        Cairn::extract_setup_for(picked(&found, pick)?, &saved)
+    } else if interactive {
+        let found = cairn.recall_extract_detect();
+        match ask_generator(out, &found, &saved, configured)? {
+            Some(s) => s,
+            None => {
+                writeln!(out, "Nothing was saved.")?;
+                return Ok(true);
+            }
+        }
+    } else if configured && a.changes_something() {
+        saved.clone()
+    } else {
+        return Err(refused(format!(
+            "no generator was chosen and there is no terminal to ask on: pass {CHOOSE_FLAGS}"
+        )));
+    };
+    if let Some(m) = &a.model {
+        chosen.model = m.clone();
+    }
+    if let Some(v) = &a.api_key_env {
+        chosen.api_key_env = v.clone();
+    }
+    if let Some(s) = a.schedule {
+        chosen.schedule = s;
+    }
+    if a.input_price.is_some() {
+        chosen.input_price_per_mtok = a.input_price;
+    }
+    if a.output_price.is_some() {
+        chosen.output_price_per_mtok = a.output_price;
+    }
+    chosen.enabled = !a.off;
+    if chosen.generator == "endpoint" && chosen.model.trim().is_empty() {
+        if !interactive {
+            return Err(refused(format!(
+                "--model: name the model {} should answer with",
+                shown_endpoint(&chosen.endpoint)
+            )));
+        }
+        chosen.model = ask(
+            out,
+            "Which model? (the provider's or server's list names them)",
+        )?;
+    }
+    let test = if a.no_test {
+        None
+    } else {
+        if !json_out {
+            // An agent CLI or a slow model can take a while over even this.
+            writeln!(out, "Testing {} with one tiny request…", describe(&chosen))?;
+            out.flush()?;
+        }
+        Some(cairn.recall_extract_test(&chosen)?)
+    };
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        saved: bool,
+        config: String,
+        setup: &'a cairn_core::config::ExtractSetup,
+        /// The test request's checks; absent under --no-test.
+        test: Option<&'a cairn_core::recall::extract::ExtractDoctor>,
+        next: Vec<&'static str>,
+    }
+    let config = cairn.config_path().display().to_string();
+    let shown = |s: &cairn_core::config::ExtractSetup| cairn_core::config::ExtractSetup {
+        endpoint: if s.endpoint.is_empty() {
+            String::new()
+        } else {
+            shown_endpoint(&s.endpoint)
+        },
+        ..s.clone()
+    };
+    if let Some(d) = test.as_ref().filter(|d| !d.ok()) {
+        if json_out {
+            let doc = Out {
+                saved: false,
+                config,
+                setup: &shown(&chosen),
+                test: Some(d),
+                next: Vec::new(),
+            };
+            render::json(out, &doc)?;
+        } else {
+            write_checks(out, d)?;
+        }
+        out.flush()?;
+        return Err(cairn_core::Error::External(
+            "nothing was saved: the test request failed (its checks are above); fix what it says, or save it anyway with --no-test".into(),
+        )
+        .into());
+    }
+    let written = cairn.save_recall_extract_setup(&chosen)?;
+    let next = if written.enabled {
+        vec!["cairn recall extract preview", "cairn recall extract run"]
+    } else {
+        vec!["cairn recall extract preview"]
+    };
+    if json_out {
+        let doc = Out {
+            saved: true,
+            config,
+            setup: &shown(&written),
+            test: test.as_ref(),
+            next,
+        };
+        render::json(out, &doc)?;
+        return Ok(true);
+    }
+    if let Some(d) = &test {
+        write_checks(out, d)?;
+    }
+    write_saved(out, &written, &config)?;
+    Ok(true)
+}
+
+/// The detected generator `pick` names: its number in the list (from 1) or its name.
+fn picked<'a>(
+    found: &'a [cairn_core::llm::detect::DetectedGenerator],
+    pick: &str,
+) -> Result<&'a cairn_core::llm::detect::DetectedGenerator> {
+    let pick = pick.trim();
+    let by_number = pick
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| found.get(i));
+    let by_name = || {
+        found
+            .iter()
+            .find(|g| g.name == pick)
+            .or_else(|| found.iter().find(|g| g.name.eq_ignore_ascii_case(pick)))
+    };
+    by_number.or_else(by_name).ok_or_else(|| {
+        let names: Vec<String> = found
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("{} {}", i + 1, clean(&g.name)))
+            .collect();
+        refused(format!(
+            "{} is no generator at hand ({}); --agent-cli <name> or --endpoint <url> --model <model> sets up one that was not found",
+            render::line(pick, 60),
+            if names.is_empty() {
+                "none was found".to_owned()
+            } else {
+                format!("found: {}", names.join(", "))
+            }
+        ))
+    })
+}
+
+/// A line typed at the terminal after `question`, as `render::confirm` reads its answer.
+fn ask(out: &mut impl Write, question: &str) -> std::io::Result<String> {
+    use std::io::BufRead as _;
+    write!(out, "{question} ")?;
+    out.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer.trim().to_owned())
+}
+
+/// The generators at hand, numbered, and the person's pick; `None` when they leave it
+/// (Enter with nothing configured, or `q`). Enter keeps a configured generator.
+fn ask_generator(
+    out: &mut impl Write,
+    found: &[cairn_core::llm::detect::DetectedGenerator],
+    saved: &cairn_core::config::ExtractSetup,
+    configured: bool,
+) -> Result<Option<cairn_core::config::ExtractSetup>> {
+    write_detected(out, found)?;
+    if found.is_empty() && !configured {
+        return Err(refused(format!(
+            "nothing to pick from: name a generator with {CHOOSE_FLAGS}"
+        )));
+    }
+    let keep = if configured {
+        format!(", Enter keeps {}", describe(saved))
+    } else {
+        String::new()
+    };
+    let range = match found.len() {
+        0 => "q".to_owned(),
+        1 => "1".to_owned(),
+        n => format!("1-{n}"),
+    };
+    let answer = ask(out, &format!("Which one? [{range}{keep}]"))?;
+    match answer.as_str() {
+        "" if configured => Ok(Some(saved.clone())),
+        "" | "q" => Ok(None),
+        pick => Ok(Some(Cairn::extract_setup_for(picked(found, pick)?, saved))),
+    }
+}
+
+/// A setup's generator in a few words: `claude`, `endpoint http://… (key in $VAR)`.
+fn describe(s: &cairn_core::config::ExtractSetup) -> String {
+    if s.generator != "endpoint" {
+        return clean(&s.generator);
+    }
+    let key = if s.api_key_env.trim().is_empty() {
+        String::new()
+    } else {
+        format!(" (key in ${})", clean(&s.api_key_env))
+    };
+    format!("endpoint {}{key}", shown_endpoint(&s.endpoint))
+}
+
+/// An endpoint as every endpoint is shown: a path or query that could name an account
+/// redacted (`llm::Endpoint::redacted`).
+fn shown_endpoint(url: &str) -> String {
+    cairn_core::llm::Endpoint::parse(url.trim())
+        .map_or_else(|_| clean(url), |e| clean(&e.redacted()))
+}
+
+/// The test request's checks, as doctor prints them.
+fn write_checks(
+    out: &mut impl Write,
+    d: &cairn_core::recall::extract::ExtractDoctor,
+) -> Result<()> {
+    writeln!(out, "Test request ({} ms):", d.probe_ms)?;
+    for c in &d.checks {
+        writeln!(
+            out,
+            "  {} {}: {}",
+            if c.ok { "ok  " } else { "FAIL" },
+            clean(&c.name),
+            clean(&c.detail)
+        )?;
+    }
+    Ok(())
+}
+
+/// What `setup` wrote, and the commands that use it.
+fn write_saved(
+    out: &mut impl Write,
+    s: &cairn_core::config::ExtractSetup,
+    config: &str,
+) -> Result<()> {
+    writeln!(out, "Saved [recall.extract] in {}:", clean(config))?;
+    writeln!(out, "  generator: {}", describe(s))?;
+    let model = if s.model.trim().is_empty() {
+        "the agent's default".to_owned()
+    } else {
+        render::line(&s.model, 200)
+    };
+    writeln!(out, "  model: {model}")?;
+    let when = match s.schedule {
+        cairn_core::config::Schedule::AfterSync => "after each sync",
+        cairn_core::config::Schedule::Nightly => "nightly, around 03:00",
+        cairn_core::config::Schedule::Manual => "only when asked",
+    };
+    writeln!(
+        out,
+        "  schedule: {} (the desktop app runs passes {when})",
+        s.schedule.as_str()
+    )?;
+    if let (Some(i), Some(o)) = (s.input_price_per_mtok, s.output_price_per_mtok) {
+        writeln!(out, "  prices: ${i} in, ${o} out per million tokens")?;
+    }
+    if s.enabled {
+        writeln!(
+            out,
+            "  extraction: on (a pass sends redacted transcript text to this generator)"
+        )?;
+        writeln!(
+            out,
+            "Next: `cairn recall extract preview` shows what a pass would send; `cairn recall extract run` runs one."
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  extraction: off (`run` refuses until `cairn recall extract setup` runs again without --off)"
+        )?;
+        writeln!(
+            out,
+            "Next: `cairn recall extract preview` shows what a pass would send."
         )?;
     }
     Ok(())

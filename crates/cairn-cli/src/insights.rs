@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
+use cairn_core::config::InsightsEndpoint;
 use cairn_core::insights::render::ExportFormat;
 use cairn_core::insights::{Automation, GenerateRequest, Phase, SliceRequest};
 use clap::Subcommand;
@@ -118,6 +119,30 @@ pub enum InsightsCommand {
     },
     /// The report templates, built-in and yours.
     Templates,
+    /// Name the OpenAI-compatible endpoint that writes reports ([insights] endpoint, model and
+    /// api_key_env in config.toml, comments and other keys kept), checked first by asking it
+    /// for its models; or --clear it, and reports go to an agent CLI (`generate --generator`,
+    /// claude by default).
+    #[command(group(clap::ArgGroup::new("choice").required(true).args(["endpoint", "clear"])))]
+    Setup {
+        /// The server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (plain HTTP
+        /// only to this machine); needs --model.
+        #[arg(long, value_name = "URL", requires = "model")]
+        endpoint: Option<String>,
+        /// The model to ask.
+        #[arg(long, requires = "endpoint")]
+        model: Option<String>,
+        /// The *name* of the environment variable that holds the API key, never the key
+        /// itself (Cairn keeps no key in config.toml).
+        #[arg(long, value_name = "VAR", requires = "endpoint")]
+        api_key_env: Option<String>,
+        /// Take the endpoint out: reports go to an agent CLI.
+        #[arg(long, conflicts_with_all = ["endpoint", "model", "api_key_env"])]
+        clear: bool,
+        /// Save without asking the endpoint for its models.
+        #[arg(long, conflicts_with = "clear")]
+        no_test: bool,
+    },
 }
 
 pub fn run(
@@ -306,6 +331,20 @@ pub fn run(
             cairn.insight_delete(id)?;
             done(out, json_out, id, "deleted")?;
         }
+        InsightsCommand::Setup {
+            endpoint,
+            model,
+            api_key_env,
+            clear: _,
+            no_test,
+        } => {
+            let chosen = endpoint.map(|endpoint| InsightsEndpoint {
+                endpoint,
+                model: model.unwrap_or_default(),
+                api_key_env: api_key_env.unwrap_or_default(),
+            });
+            setup(cairn, chosen.as_ref(), no_test, json_out, out)?;
+        }
         InsightsCommand::Templates => {
             let templates = cairn.insight_templates()?;
             if json_out {
@@ -338,6 +377,91 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// `cairn insights setup`: the endpoint checked (unless `no_test`), then written through the
+/// core, which refuses what would not load; or taken out when `chosen` is `None`.
+fn setup(
+    cairn: &Cairn,
+    chosen: Option<&InsightsEndpoint>,
+    no_test: bool,
+    json_out: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    // A key pasted where its variable's name goes: refused by the flag's name, never repeated.
+    if let Some(why) = chosen.and_then(|e| Cairn::api_key_env_problem(&e.api_key_env)) {
+        return Err(cairn_core::Error::Invalid(format!("--api-key-env: {why}")).into());
+    }
+    let check = match chosen {
+        Some(e) if !no_test => Some(cairn.insights_endpoint_test(e)?),
+        _ => None,
+    };
+    let saved = cairn.save_insights_endpoint(chosen)?;
+    let config = cairn.config_path().display().to_string();
+    if json_out {
+        let mut doc = serde_json::json!({
+            "config": config,
+            "endpoint": saved.endpoint.as_deref().map(shown_endpoint),
+            "model": saved.model,
+            "api_key_env": saved.api_key_env,
+        });
+        if let Some(c) = &check {
+            doc["test"] = serde_json::to_value(c)?;
+        }
+        return render::json(out, &doc);
+    }
+    if let Some(c) = &check {
+        let listed = if c.listed {
+            format!("lists {}", render::line(&c.model, 200))
+        } else if c.models.is_empty() {
+            "lists no models (some servers do not); the first report decides".to_owned()
+        } else {
+            format!(
+                "does not list {} (it lists {}); the first report decides",
+                render::line(&c.model, 200),
+                c.models
+                    .iter()
+                    .map(|m| clean(m))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        writeln!(out, "Test: {} answers and {listed}.", clean(&c.endpoint))?;
+    }
+    match (&saved.endpoint, &saved.model) {
+        (Some(endpoint), Some(model)) => {
+            let key = saved
+                .api_key_env
+                .as_deref()
+                .map(|v| format!(" (key in ${})", clean(v)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "Saved [insights] in {}: endpoint {}{key}, model {}.",
+                clean(&config),
+                shown_endpoint(endpoint),
+                render::line(model, 200)
+            )?;
+            writeln!(
+                out,
+                "Next: `cairn insights generate --dry-run` shows what a report would send; `cairn insights generate` writes one with it."
+            )?;
+        }
+        _ => {
+            writeln!(
+                out,
+                "No [insights] endpoint in {}: reports go to an agent CLI (`cairn insights generate --generator claude|codex|gemini|copilot`, claude by default).",
+                clean(&config)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// An endpoint as every endpoint is shown: a path or query that could name an account redacted.
+fn shown_endpoint(url: &str) -> String {
+    cairn_core::llm::Endpoint::parse(url.trim())
+        .map_or_else(|_| clean(url), |e| clean(&e.redacted()))
 }
 
 /// clap's check of a report's `--format` (a usage error, exit 2, for a format there is not).

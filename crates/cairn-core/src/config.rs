@@ -174,6 +174,69 @@ impl InsightsConfig {
     }
 }
 
+/// The endpoint `[insights]` names for reports, as `cairn insights setup` writes it: a base URL,
+/// the model to ask, and the *name* of the variable holding the key (empty for none).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InsightsEndpoint {
+    pub endpoint: String,
+    pub model: String,
+    pub api_key_env: String,
+}
+
+/// What `cairn insights setup` learnt of an endpoint before saving it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsightsEndpointCheck {
+    /// The base URL, redacted as every endpoint is shown.
+    pub endpoint: String,
+    pub model: String,
+    /// The server lists `model` (some servers list nothing: then the first report decides).
+    pub listed: bool,
+    /// The first few models it lists.
+    pub models: Vec<String>,
+}
+
+/// `text` (a `config.toml`) with `[insights]`' `endpoint`, `model` and `api_key_env` set as
+/// `endpoint` says, or taken out when it is `None` (reports then go to an agent CLI). Comments,
+/// order and the table's other keys (`timeout_secs`, `max_prompt_chars`, `allow_http`) stay; a
+/// file without `[insights]` that is cleared is left as it was.
+pub fn write_insights_endpoint(
+    text: &str,
+    endpoint: Option<&InsightsEndpoint>,
+) -> std::result::Result<String, String> {
+    use toml_edit::{DocumentMut, Item, Table};
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string().replace('\n', " ").trim().to_owned())?;
+    let Some(e) = endpoint else {
+        if let Some(table) = doc.get_mut("insights").and_then(Item::as_table_like_mut) {
+            for key in ["endpoint", "model", "api_key_env"] {
+                table.remove(key);
+            }
+        }
+        return Ok(doc.to_string());
+    };
+    let table = doc
+        .as_table_mut()
+        .entry("insights")
+        .or_insert_with(|| Item::Table(Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| {
+            "`insights` is not a [table] (an inline table or a value): rewrite it as [insights] so Cairn can edit it".to_owned()
+        })?;
+    for (key, v) in [
+        ("endpoint", &e.endpoint),
+        ("model", &e.model),
+        ("api_key_env", &e.api_key_env),
+    ] {
+        if v.trim().is_empty() {
+            table.remove(key);
+        } else {
+            set_kept(table, key, v.trim());
+        }
+    }
+    Ok(doc.to_string())
+}
+
 /// `[agent.<name>]`: how to run a local agent CLI as a generator.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -642,5 +705,43 @@ session_start_tokens = 200 # short briefs
         );
         let e = err("[agent.claude]\ntimeout = 30\n");
         assert!(e.contains("did you mean `timeout_secs`"), "{e}");
+    }
+
+    #[test]
+    fn the_insights_endpoint_is_written_in_place_and_cleared() {
+        let before = "# mine\n[insights]\n# slow box\nendpoint = \"http://127.0.0.1:9/v1\" # lab\nmodel = \"old\"\ntimeout_secs = 900\n";
+        let e = InsightsEndpoint {
+            endpoint: "https://api.example.com/v1".into(),
+            model: "m2".into(),
+            api_key_env: "EXAMPLE_KEY".into(),
+        };
+        let after = write_insights_endpoint(before, Some(&e)).unwrap();
+        for kept in ["# mine", "# slow box", "# lab", "timeout_secs = 900"] {
+            assert!(after.contains(kept), "{kept} lost:\n{after}");
+        }
+        let c = Config::parse(&after, Path::new("c.toml")).unwrap();
+        assert_eq!(
+            (
+                c.insights.endpoint.as_deref(),
+                c.insights.model.as_deref(),
+                c.insights.api_key_env.as_deref(),
+                c.insights.timeout_secs
+            ),
+            (
+                Some("https://api.example.com/v1"),
+                Some("m2"),
+                Some("EXAMPLE_KEY"),
+                Some(900)
+            )
+        );
+        let cleared = write_insights_endpoint(&after, None).unwrap();
+        let c = Config::parse(&cleared, Path::new("c.toml")).unwrap();
+        assert_eq!((c.insights.endpoint, c.insights.model), (None, None));
+        assert_eq!(c.insights.timeout_secs, Some(900));
+        assert!(cleared.contains("# mine"), "{cleared}");
+        // Nothing to clear: the file stays byte for byte; an inline table is refused by name.
+        assert_eq!(write_insights_endpoint("# x\n", None).unwrap(), "# x\n");
+        let err = write_insights_endpoint("insights = { model = \"m\" }\n", Some(&e)).unwrap_err();
+        assert!(err.contains("`insights` is not a [table]"), "{err}");
     }
 }

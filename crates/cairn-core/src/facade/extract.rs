@@ -1,7 +1,7 @@
 //! The [`Cairn`] facade, recall extraction: settings, passes, generations and the server check.
 
 use crate::archive::capture::CaptureLock;
-use crate::config::{Config, ExtractSetup};
+use crate::config::{Config, ExtractSetup, InsightsEndpoint, InsightsEndpointCheck};
 use crate::{Cairn, Error, Result};
 use crate::{llm, recall};
 
@@ -283,6 +283,104 @@ impl Cairn {
         self.doctor_of(&config)
     }
 
+    /// The setup a generator `detect` found stands for, on top of `base` (the schedule, prices
+    /// and switch kept): an agent CLI by its name (its default model), a local server with the
+    /// first model it lists, a hosted API by its key variable with the model left for the
+    /// person to name. What the desktop's list and `cairn recall extract setup` pick.
+    pub fn extract_setup_for(
+        detected: &llm::detect::DetectedGenerator,
+        base: &ExtractSetup,
+    ) -> ExtractSetup {
+        use llm::detect::DetectedKind;
+        let (generator, endpoint, model, api_key_env) = match detected.kind {
+            DetectedKind::Agent => (detected.name.clone(), "", None, None),
+            DetectedKind::Server => (
+                "endpoint".to_owned(),
+                detected.endpoint.as_deref().unwrap_or_default(),
+                detected.models.first(),
+                None,
+            ),
+            DetectedKind::Key => (
+                "endpoint".to_owned(),
+                detected.endpoint.as_deref().unwrap_or_default(),
+                None,
+                detected.api_key_env.as_ref(),
+            ),
+        };
+        ExtractSetup {
+            generator,
+            endpoint: endpoint.to_owned(),
+            model: model.cloned().unwrap_or_default(),
+            api_key_env: api_key_env.cloned().unwrap_or_default(),
+            ..base.clone()
+        }
+    }
+
+    /// What is wrong with `var` as the name of the variable holding an API key, in words that
+    /// never repeat a key pasted in its place (doctor's check); `None` for a name or nothing.
+    /// A front door says it with the name of its own field or flag.
+    pub fn api_key_env_problem(var: &str) -> Option<String> {
+        llm::endpoint::key_variable_problem(var)
+    }
+
+    /// `[insights]` with `endpoint` in it, checked as reports would read it (not saved): the
+    /// transport policy, the key variable set.
+    fn insights_with(&self, e: &InsightsEndpoint) -> Result<llm::EndpointGenerator> {
+        check_insights(e)?;
+        let path = self.config_path();
+        let (_, config) = self.edited_config(
+            |text| crate::config::write_insights_endpoint(text, Some(e)),
+            |_| Ok(()),
+        )?;
+        crate::insights::endpoint::from_config(&config.insights, &path)?.ok_or_else(|| {
+            Error::Invalid("an [insights] endpoint needs an endpoint and a model".into())
+        })
+    }
+
+    /// Ask the endpoint `e` names for its models (one request, nothing else sent, nothing
+    /// saved): whether it answers, and whether it lists the model.
+    pub fn insights_endpoint_test(&self, e: &InsightsEndpoint) -> Result<InsightsEndpointCheck> {
+        let mut generator = self.insights_with(e)?;
+        generator.client_mut().retry.max_attempts = 1;
+        let endpoint = generator.endpoint();
+        let models = generator
+            .client()
+            .models()
+            .map_err(|err| Error::Generator {
+                what: format!("the insights endpoint {endpoint}"),
+                message: err.to_string(),
+            })?;
+        let model = e.model.trim().to_owned();
+        Ok(InsightsEndpointCheck {
+            listed: models.contains(&model),
+            models: models
+                .iter()
+                .take(5)
+                .map(|m| crate::text::one_line(m, 120))
+                .collect(),
+            endpoint,
+            model,
+        })
+    }
+
+    /// Write `[insights]`' endpoint, model and key variable (`None` takes them out: reports go
+    /// to an agent CLI), atomically with comments and every other key kept. An endpoint that
+    /// would not load or that the transport policy refuses is not written.
+    pub fn save_insights_endpoint(
+        &self,
+        e: Option<&InsightsEndpoint>,
+    ) -> Result<crate::config::InsightsConfig> {
+        if let Some(e) = e {
+            check_insights(e)?;
+        }
+        let path = self.config_path();
+        let config = self.edit_config(
+            |text| crate::config::write_insights_endpoint(text, e),
+            |config| crate::insights::endpoint::from_config(&config.insights, &path).map(|_| ()),
+        )?;
+        Ok(config.insights)
+    }
+
     /// The scheduling policy of the configured extraction (for a daemon's
     /// [`recall::extract::schedule::Scheduler`]); `None` when extraction is disabled.
     pub fn recall_extract_schedule_policy(
@@ -356,20 +454,7 @@ fn check_setup(setup: &ExtractSetup) -> Result<()> {
             crate::text::one_line(generator, 40)
         ));
     }
-    for (field, v, max) in [
-        ("endpoint", &setup.endpoint, 2048),
-        ("model", &setup.model, 200),
-        ("API key variable", &setup.api_key_env, 100),
-    ] {
-        if v.chars().any(char::is_control) {
-            return bad(format!(
-                "the {field} contains a control character (a newline, a tab, …): type it on one line"
-            ));
-        }
-        if v.len() > max {
-            return bad(format!("the {field} is longer than {max} characters"));
-        }
-    }
+    check_fields(&setup.endpoint, &setup.model, &setup.api_key_env)?;
     if !agent && setup.endpoint.trim().is_empty() {
         return bad(
             "the endpoint is empty: type the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 for Ollama".into(),
@@ -388,7 +473,9 @@ fn check_setup(setup: &ExtractSetup) -> Result<()> {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // Doctor's check too: a long hex run is a valid name by its characters alone.
         if !looks_like_a_name
+            || Cairn::api_key_env_problem(var).is_some()
             || !crate::archive::redact::Redactor::global()
                 .scan_text(var)
                 .is_empty()
@@ -399,4 +486,65 @@ fn check_setup(setup: &ExtractSetup) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What any generator setup may hold: each field on one line and of a sane length.
+fn check_fields(endpoint: &str, model: &str, api_key_env: &str) -> Result<()> {
+    for (field, v, max) in [
+        ("endpoint", endpoint, 2048),
+        ("model", model, 200),
+        ("API key variable", api_key_env, 100),
+    ] {
+        if v.chars().any(char::is_control) {
+            return Err(Error::Invalid(format!(
+                "the {field} contains a control character (a newline, a tab, …): type it on one line"
+            )));
+        }
+        if v.len() > max {
+            return Err(Error::Invalid(format!(
+                "the {field} is longer than {max} characters"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What `[insights]` may be given: an endpoint and a model, a variable *name*, the checks an
+/// extraction setup has (the key variable as doctor checks it).
+fn check_insights(e: &InsightsEndpoint) -> Result<()> {
+    check_fields(&e.endpoint, &e.model, &e.api_key_env)?;
+    if e.endpoint.trim().is_empty() || e.model.trim().is_empty() {
+        return Err(Error::Invalid(
+            "an [insights] endpoint needs both the server's OpenAI-compatible base URL and the model to ask".into(),
+        ));
+    }
+    if let Some(why) = Cairn::api_key_env_problem(&e.api_key_env) {
+        return Err(Error::Invalid(format!("the API key variable {why}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Azure key (32 hex digits) is a valid variable name by its characters alone: doctor's
+    /// check refuses it where a variable's name goes, and so does a setup's.
+    #[test]
+    fn a_hex_key_where_the_variable_name_goes_is_refused() {
+        let setup = ExtractSetup {
+            generator: "endpoint".into(),
+            endpoint: "https://llm.example.com/v1".into(),
+            model: "m".into(),
+            api_key_env: "a3f9c1d2e4b5a6c7d8e9f0a1b2c3d4e5".into(),
+            ..Default::default()
+        };
+        let err = check_setup(&setup).map_err(|e| e.to_string()).unwrap_err();
+        assert!(err.contains("never the key itself"), "{err}");
+        let named = ExtractSetup {
+            api_key_env: "AZURE_OPENAI_KEY".into(),
+            ..setup
+        };
+        assert!(check_setup(&named).is_ok());
+    }
 }

@@ -77,13 +77,20 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// This process's `PATH` and environment, and the usual ports.
+    /// This process's `PATH` and environment, and the usual ports (Ollama's where
+    /// `OLLAMA_HOST` moves it on this machine).
     pub fn from_env() -> Probe {
+        let ollama = std::env::var("OLLAMA_HOST")
+            .ok()
+            .and_then(|v| loopback_port(&v));
         Probe {
             path: std::env::var_os("PATH").unwrap_or_default(),
             servers: SERVERS
                 .iter()
-                .map(|(k, l, p)| ((*k).to_owned(), (*l).to_owned(), *p))
+                .map(|(k, l, p)| {
+                    let port = ollama.filter(|_| *k == "ollama").unwrap_or(*p);
+                    ((*k).to_owned(), (*l).to_owned(), port)
+                })
                 .collect(),
             set_variables: KEY_VARIABLES
                 .iter()
@@ -92,6 +99,24 @@ impl Probe {
                 .collect(),
         }
     }
+}
+
+/// The port `OLLAMA_HOST` (Ollama's own setting: `host:port`, `:port`, `http://host:port`)
+/// puts the server on, when that host is this machine; `None` for another host (nothing
+/// leaves loopback), another scheme or no port.
+fn loopback_port(value: &str) -> Option<u16> {
+    let v = value.trim();
+    let v = v.strip_prefix("http://").unwrap_or(v);
+    let v = v.split('/').next().unwrap_or_default();
+    let (host, port) = v.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let here = matches!(host, "" | "localhost" | "::1" | "0.0.0.0" | "::")
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    here.then(|| port.parse::<u16>().ok())
+        .flatten()
+        .filter(|p| *p != 0)
 }
 
 /// What a found generator is.
@@ -323,6 +348,24 @@ fn server(kind: &str, label: &str, port: u16) -> Option<DetectedGenerator> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ollama_host_moves_the_port_only_on_this_machine() {
+        for (v, port) in [
+            ("127.0.0.1:11500", Some(11500)),
+            (":11501", Some(11501)),
+            ("http://localhost:11502", Some(11502)),
+            ("0.0.0.0:11503", Some(11503)),
+            ("[::1]:11504/", Some(11504)),
+            ("0.0.0.0", None),
+            ("10.0.0.5:11434", None),
+            ("ollama.example.com:11434", None),
+            ("https://127.0.0.1:443", None),
+            ("127.0.0.1:99999", None),
+        ] {
+            assert_eq!(loopback_port(v), port, "{v}");
+        }
+    }
 
     #[test]
     fn which_skips_relative_dirs_and_non_executables() {
