@@ -31,7 +31,7 @@ pub enum ExtractCommand {
     },
     /// Where extraction stands: the configured generation, coverage, generations, failures.
     Status,
-    /// Serve the configured generation's entries (retires the active generation).
+    /// Put the configured generation's entries into the review inbox (retires the active generation).
     Activate,
     /// Retire a generation: archive its unreviewed entries.
     Retire {
@@ -342,7 +342,7 @@ pub fn run(
                 }
                 waiting_quiet(out, r.waiting_quiet, "left")?;
                 if r.entries > 0 && r.staged {
-                    // Review lists served entries: these are not, yet.
+                    // Review lists the entries in Recall: these are not, yet.
                     writeln!(
                         out,
                         "The new entries wait, staged, until generation {} has read every session (then they reach the review inbox, unreviewed): `cairn recall extract run` reads the rest, `cairn recall extract activate` publishes what it has now.",
