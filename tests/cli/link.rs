@@ -305,3 +305,42 @@ fn a_link_made_from_another_repository_says_where_skim_lists_the_session() {
         "{out:?}"
     );
 }
+
+/// A person's link rests on no turn: it is their word that the whole session belongs. Skim
+/// counts every turn of it related, and says so, never "0 directly related turns".
+#[test]
+fn a_session_linked_by_hand_has_every_turn_related() {
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    git(&repo, &["checkout", "-q", "main"]);
+    let mut talk = Transcript::new(&env, "s-plan", &repo, "main");
+    talk.user("how should the login page look?");
+    talk.say("A form with two fields.");
+    talk.user("and a remember-me box?");
+    talk.say("Yes, below the fields.");
+    talk.hook(&env);
+    assert!(sessions_of(&skim(&env, &["branch", "feature"])).is_empty());
+    as_ana(&env, &["link", "s-plan", "--to", "feature"]).unwrap();
+
+    let v = skim(&env, &["branch", "feature"]);
+    let s = &v["sessions"][0];
+    let turns = s["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2, "{s}");
+    assert!(turns.iter().all(|t| t["related"] == true), "{s}");
+    assert_eq!(s["related_turn_count"], 2, "{s}");
+    assert_eq!(v["coverage"]["related_turn_count"], 2, "{v}");
+    // The latest related turn's words preview the session.
+    let previews = s["previews"].as_array().unwrap();
+    assert!(
+        previews
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("remember-me")),
+        "{s}"
+    );
+    let human = env.ok(&["skim", "branch", "feature"]);
+    assert!(
+        human.contains("1 related session, 2 turns total, 2 directly related turns."),
+        "{human}"
+    );
+}

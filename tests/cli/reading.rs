@@ -338,3 +338,28 @@ fn extract_preview_names_sessions_without_their_keys() {
     let keyed = env.ok(&["--keys", "recall", "extract", "preview", "--sessions"]);
     assert!(keyed.contains(&key_of(&env, BIG)), "{keyed}");
 }
+
+/// A count of one is said in the singular wherever `show` counts (a session of one turn, a
+/// turn of one record), never "1 turns" or "1 records".
+#[test]
+fn show_counts_one_in_the_singular() {
+    let env = synced();
+    let sessions = env.json(&["sessions"]);
+    let one = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["turn_count"] == 1 && s["record_count"] == 1)
+        .unwrap_or_else(|| panic!("no session of one record: {sessions}"));
+    let key = one["session_key"].as_str().unwrap();
+    let timeline = env.ok(&["show", key]);
+    assert!(timeline.starts_with("1 of 1 turn of "), "{timeline}");
+    let turn = env.ok(&["show", key, "--turn", "0"]);
+    assert!(turn.starts_with("1 of 1 record of turn #0 of "), "{turn}");
+    for said in [timeline, turn] {
+        assert!(
+            !said.contains("1 turns") && !said.contains("1 records"),
+            "{said}"
+        );
+    }
+}

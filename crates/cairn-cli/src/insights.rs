@@ -239,10 +239,10 @@ pub fn run(
                 writeln!(out)?;
                 writeln!(
                     out,
-                    "— report {} · {} · {} sessions{} · {}",
+                    "— report {} · {} · {}{} · {}",
                     i.id,
                     render::line(&i.title, render::TITLE_CHARS),
-                    i.sessions_total,
+                    render::plural(i.sessions_total, "session"),
                     if generated.cached {
                         " · from the store"
                     } else {
@@ -266,7 +266,7 @@ pub fn run(
                 for i in &list {
                     writeln!(
                         out,
-                        "{:>4} {} {}  {}  ({}, {} sessions, {})",
+                        "{:>4} {} {}  {}  ({}, {}, {})",
                         i.id,
                         if i.starred { "★" } else { " " },
                         // The day on the person's clock, as every list shows times.
@@ -276,7 +276,7 @@ pub fn run(
                             .collect::<String>(),
                         render::line(&i.title, render::TITLE_CHARS),
                         clean(&i.template_id),
-                        i.sessions_total,
+                        render::plural(i.sessions_total, "session"),
                         clean(&i.generator)
                     )?;
                 }

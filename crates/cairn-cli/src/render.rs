@@ -940,9 +940,9 @@ pub fn timeline(
 ) -> Result<()> {
     writeln!(
         out,
-        "{} of {} turns of {} (started {})",
+        "{} of {} of {} (started {})",
         v.coverage.showing_turns,
-        v.coverage.total_turns,
+        plural(v.coverage.total_turns, "turn"),
         session_name(&ran_by(v.agent, v.ran_by.as_deref()), v.title.as_deref()),
         short_time(v.started_at.as_deref())
     )?;
@@ -1033,9 +1033,9 @@ pub fn turn_records(
     };
     writeln!(
         out,
-        "{} of {} records of turn #{} of {}{marked}",
+        "{} of {} of turn #{} of {}{marked}",
         v.coverage.showing_records,
-        v.coverage.total_records,
+        plural(v.coverage.total_records, "record"),
         v.turn_index,
         // An imported or pulled session names the agent that ran it, as its timeline does.
         session_name(

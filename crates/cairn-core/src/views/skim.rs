@@ -5,7 +5,8 @@
 //! landing on the target; weak links ("ran while the branch was checked out") with
 //! `include_weak`. A pull request also collects what its head branch's sessions did (PR
 //! carry-over). A turn is `related` when a link rests on it, so `related_turn_count` says
-//! something (agentlog marks every turn of a related session related).
+//! something (agentlog marks every turn of a related session related); every turn of a
+//! session a person linked by hand is, their link resting on the whole session.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -642,13 +643,13 @@ fn session_row(
 }
 
 /// A session's turns (abbreviated, `related` where a counted link rests on one), its related
-/// turn count and its latest related previews.
+/// turn count and its latest related previews. A person's link (`cairn link`, "belongs here")
+/// rests on no turn: it is their word that the whole session belongs to the target, so every
+/// turn of it is related (a skim would otherwise count none of them).
 fn add_turns(s: &mut SkimSession, turns: Vec<archive::TurnCard>, links: &[LinkRow]) {
-    let related_turns: BTreeSet<i64> = links
-        .iter()
-        .filter(|l| s.weak || l.strong)
-        .filter_map(|l| l.turn_id)
-        .collect();
+    let counted = || links.iter().filter(|l| s.weak || l.strong);
+    let whole = counted().any(|l| l.evidence == Evidence::Person);
+    let related_turns: BTreeSet<i64> = counted().filter_map(|l| l.turn_id).collect();
     let mut latest_user = None;
     let mut latest_assistant = None;
     for archive::TurnCard {
@@ -663,7 +664,7 @@ fn add_turns(s: &mut SkimSession, turns: Vec<archive::TurnCard>, links: &[LinkRo
         assistant_preview: assistant,
     } in turns
     {
-        let related = related_turns.contains(&turn_id);
+        let related = whole || related_turns.contains(&turn_id);
         let mut previews = Vec::new();
         if let Some(u) = user.as_deref().filter(|u| !u.trim().is_empty()) {
             previews.push(format!("user: {u}"));
