@@ -52,6 +52,7 @@ mod recall;
 mod recall_questions;
 mod recall_same_name;
 mod recall_semantic;
+mod recall_session_start;
 mod redaction;
 mod redaction_formats;
 mod redaction_props;

@@ -224,8 +224,10 @@ pub struct Applying {
     pub left_out: LeftOut,
 }
 
-/// The trusted entries for a session at `place`: those recorded on its branch first, then the
-/// rest of the repository's, each group most recently updated first, at most [`CANDIDATES`].
+/// The trusted entries for a session at `place`: those scoped to its branch first, then the
+/// wider ones recorded on it, then the rest of the repository's, each group most recently
+/// updated first, at most [`CANDIDATES`]. A brief packs them in that order, so a budget that
+/// holds few keeps the branch's own.
 /// Entries of its name learnt in another repository are left out and counted
 /// ([`recorded_here`]).
 ///
@@ -321,7 +323,14 @@ pub fn entries(conn: &Connection, place: &Place) -> Result<Applying> {
     if !ran_out && entries.len() < CANDIDATES as usize {
         left_out.stopped_after = Some(read);
     }
-    entries.sort_by_key(|e| branch.is_none_or(|b| e.git_branch != b));
+    // What the branch has to itself first (every branch-scoped entry left is this branch's:
+    // [`applies`]), then the wider ones learnt on it, then the rest; newest first in each.
+    entries.sort_by_key(|e| {
+        (
+            e.scope != Scope::Branch,
+            branch.is_none_or(|b| e.git_branch != b),
+        )
+    });
     Ok(Applying { entries, left_out })
 }
 
@@ -380,9 +389,43 @@ pub fn intro(
     format!("{notes} from past sessions in {place}{branch}{order}:\n")
 }
 
+/// The line a brief ends with when `n` entries that apply did not fit its budget: how many, and
+/// what serves them (an agent with Cairn's MCP server, or the CLI), so a brief cut short is not
+/// read as all there is.
+pub fn more_line(n: usize, project: Option<&str>) -> String {
+    let (notes, them) = if n == 1 {
+        ("note", "it")
+    } else {
+        ("notes", "them")
+    };
+    let list = match project {
+        Some(p) => format!(
+            "cairn recall list --project {} --trusted-only",
+            shell_word(p)
+        ),
+        None => "cairn recall list --trusted-only".to_owned(),
+    };
+    format!(
+        "{n} more {notes} that apply did not fit: `recall_query` (Cairn's MCP tools) or `{list}` gives {them}."
+    )
+}
+
+/// `word` as one shell word: as it is when it holds only characters no shell reads, else in
+/// single quotes (a quote inside closed, escaped and reopened).
+fn shell_word(word: &str) -> String {
+    let plain =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+' | '@');
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// `ranked` packed into `max_bytes` (the intro and the last line included), headed by
-/// [`intro`] and, when entries of `project` were left out as another repository's or reading
-/// stopped short, ending with [`LeftOut::line`]. Empty when nothing fits.
+/// [`intro`] and ending with a line when anything that applies is not in it: entries that did
+/// not fit ([`more_line`]), entries of `project` left out as another repository's or reading
+/// stopped short ([`LeftOut::line`]). Empty when nothing fits.
 pub fn pack_headed(
     ranked: &[Ranked],
     project: Option<&str>,
@@ -390,13 +433,34 @@ pub fn pack_headed(
     max_bytes: usize,
     left_out: LeftOut,
 ) -> Packed {
-    let last = project
-        .and_then(|p| left_out.line(p))
-        .map(|line| format!("\n{line}"))
-        .unwrap_or_default();
+    let elsewhere = project.and_then(|p| left_out.line(p));
+    let ending = |more: usize| {
+        let more = (more > 0).then(|| more_line(more, project));
+        let line = [more, elsewhere.clone()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if line.is_empty() {
+            line
+        } else {
+            format!("\n{line}")
+        }
+    };
     // Room for the longest heading: which one fits the notes is known once they are packed.
-    let room = intro(project, branch, true, true).len() + last.len();
-    let mut packed = brief::pack(ranked, max_bytes.saturating_sub(room), None);
+    let heading = intro(project, branch, true, true).len();
+    let mut last = ending(0);
+    let mut packed = brief::pack(ranked, max_bytes.saturating_sub(heading + last.len()), None);
+    if !packed.omitted_ids.is_empty() {
+        // Packed again with room for the line saying how many did not fit (its count as long
+        // as it can be). A budget that then holds no entry keeps what it held without it.
+        let room = heading + ending(ranked.len()).len();
+        let again = brief::pack(ranked, max_bytes.saturating_sub(room), None);
+        if !again.entry_ids.is_empty() {
+            last = ending(again.omitted_ids.len());
+            packed = again;
+        }
+    }
     if !packed.entry_ids.is_empty() {
         let trusted = |id: &String| {
             ranked
@@ -470,6 +534,35 @@ mod tests {
         // The heading counts in the budget, whichever it is.
         let p = pack_headed(&[u], Some("shop"), None, 300, LeftOut::default());
         assert!(p.bytes <= 300, "{}", p.bytes);
+    }
+
+    /// Entries left out for the budget are counted in the last line, beside those left out as
+    /// another repository's, and the line counts in the budget.
+    #[test]
+    fn the_last_line_counts_what_did_not_fit() {
+        let many: Vec<Ranked> = (0..6).map(|i| ranked(&format!("t{i}"), true)).collect();
+        let left = LeftOut {
+            elsewhere: 2,
+            stopped_after: None,
+        };
+        let p = pack_headed(&many, Some("my shop"), Some("main"), 520, left);
+        let more = p.omitted_ids.len();
+        assert!(more > 0 && !p.entry_ids.is_empty(), "{p:?}");
+        assert_eq!(p.entry_ids.len() + more, many.len());
+        let last = p.text.lines().last().unwrap();
+        assert_eq!(
+            last,
+            format!(
+                "{} {}",
+                more_line(more, Some("my shop")),
+                elsewhere_line(2, "my shop")
+            )
+        );
+        assert!(last.contains("`cairn recall list --project 'my shop' --trusted-only`"));
+        assert!(p.bytes <= 520, "{}", p.bytes);
+        // All of them fit: no line.
+        let p = pack_headed(&many, Some("shop"), None, 4000, LeftOut::default());
+        assert!(p.omitted_ids.is_empty() && p.text.ends_with(brief::FOOTER));
     }
 
     #[test]
