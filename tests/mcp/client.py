@@ -289,7 +289,7 @@ async def main():
 
             # Bad input: each the tool's isError answer with a clear message (a tool the server
             # lacks: a JSON-RPC error); the server keeps serving.
-            await c.protocol_error("no_such_tool", {}, "not found")
+            await c.protocol_error("no_such_tool", {}, "not found; the tools are `recall_brief`, `recall_feedback`")
             await c.error("search", {"query": 42}, "invalid type")
             await c.error("search", {"query": "x", "limit": "ten"}, "invalid type")
             await c.error("search", {"query": "x", "limit": 10**9}, "limit")

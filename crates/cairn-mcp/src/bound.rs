@@ -27,6 +27,11 @@ impl Outbound {
     /// Redacted whole, then cut (cutting first could leave half a secret the rules no longer
     /// recognise).
     pub fn text(&self, s: &str) -> String {
+        cut(self.uncut(s))
+    }
+
+    /// `s` cleaned and redacted, not cut: what [`Self::text`] cuts and [`Self::packed`] bounds.
+    fn uncut(&self, s: &str) -> String {
         let mut findings = Vec::new();
         let roots: Vec<&str> = self
             .repo_root
@@ -34,9 +39,7 @@ impl Outbound {
             .chain(&self.worktrees)
             .map(String::as_str)
             .collect();
-        let out =
-            Redactor::global().outbound_text_within(s, &roots, self.home.as_deref(), &mut findings);
-        cut(out)
+        Redactor::global().outbound_text_within(s, &roots, self.home.as_deref(), &mut findings)
     }
 
     /// A value with every string (keys too) cleaned and redacted. A string that holds JSON
@@ -69,6 +72,85 @@ impl Outbound {
     pub fn serialize<T: Serialize>(&self, v: &T) -> Value {
         self.value(serde_json::to_value(v).unwrap_or(Value::Null))
     }
+
+    /// `msg` made outbound as [`Self::text`] makes it, with one exception: the data dir `dir`
+    /// is named, where the rule hides every other folder outside the repository. An answer
+    /// about the archive's own files (none there, damaged, unreadable, no room) must say which
+    /// folder: the one this agent's MCP config names, and what the person checks. The dir is
+    /// named only where it stands whole in `msg`, as a path or a path's start (`<dir>`,
+    /// `<dir>/cairn.db`; never the `<dir>` in `<dir>c/x` or `/x<dir>`, another folder), and
+    /// each of its parts passes the same outbound redactor (a secret in a folder's name, in
+    /// fullwidth forms too, is redacted). A dir of no part (`/`) is not named: the rule hides
+    /// what it would.
+    pub fn naming_dir(&self, msg: &str, dir: &str) -> String {
+        // A stand-in no message holds, which the outbound rule reads as a plain word.
+        const STAND_IN: &str = "CAIRNDATADIRSTANDIN";
+        let dir = dir.trim_end_matches('/');
+        let at = path_starts(msg, dir);
+        if dir.is_empty() || at.is_empty() || msg.contains(STAND_IN) {
+            return self.text(msg);
+        }
+        let mut stood = String::with_capacity(msg.len());
+        let mut from = 0;
+        for a in at {
+            stood.push_str(&msg[from..a]);
+            stood.push_str(STAND_IN);
+            from = a + dir.len();
+        }
+        stood.push_str(&msg[from..]);
+        // Each part on its own: whole, the dir is a path the rule hides.
+        let shown: Vec<String> = dir.split('/').map(|part| self.text(part)).collect();
+        self.text(&stood).replace(STAND_IN, &shown.join("/"))
+    }
+}
+
+/// Where `dir` stands whole in `msg`: each start of it that no path character comes before
+/// and that a path's end or a separator comes after (`.`, `:` or `,` then the text's end or
+/// a space ends a sentence or a clause, not a name).
+fn path_starts(msg: &str, dir: &str) -> Vec<usize> {
+    if dir.is_empty() {
+        return Vec::new();
+    }
+    let path_char = |c: char| {
+        !c.is_whitespace()
+            && !matches!(
+                c,
+                '"' | '\''
+                    | '`'
+                    | '('
+                    | ')'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '<'
+                    | '>'
+                    | ','
+                    | ';'
+                    | '='
+                    | '|'
+            )
+    };
+    let mut starts = Vec::new();
+    let mut from = 0;
+    while let Some(i) = msg[from..].find(dir) {
+        let a = from + i;
+        let z = a + dir.len();
+        let before = msg[..a].chars().next_back();
+        let mut after = msg[z..].chars();
+        let ends = match after.next() {
+            None | Some('/') => true,
+            Some('.' | ':' | ',') => after.next().is_none_or(char::is_whitespace),
+            Some(c) => !path_char(c),
+        };
+        if ends && !before.is_some_and(path_char) {
+            starts.push(a);
+            from = z;
+        } else {
+            from = a + msg[a..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    starts
 }
 
 /// The most items a list inside an answer keeps (a commit's lines, a record's paths, a
@@ -143,6 +225,54 @@ fn cut(out: String) -> String {
         n - HEAD - TAIL,
         &out[tail..]
     )
+}
+
+/// The bytes a text its tool packs to the agent's own budget is packed to at most (a brief's
+/// `max_bytes`, whatever its `max_tokens`): half an answer.
+pub const PACK_BYTES: usize = MAX_BYTES / 2;
+
+/// The most bytes of JSON a packed text takes in an answer ([`Outbound::packed`]): more than
+/// [`PACK_BYTES`] by the room its escapes take (a newline or a quote is two bytes in JSON), the
+/// rest of the answer left for its other fields and its list.
+pub const MAX_PACKED: usize = MAX_BYTES * 3 / 4;
+
+impl Outbound {
+    /// `s` cleaned and redacted as [`Self::text`] makes it, but whole: a text its tool packed
+    /// to a budget the agent set (a brief, to `max_tokens` and [`PACK_BYTES`]) is what the
+    /// agent asked for, and [`MAX_STRING`]'s cut would take the middle of its entries. The
+    /// rule still bounds it, for a text no packer bounded: past [`MAX_PACKED`] bytes of JSON
+    /// it keeps its whole lines up to there and says how many characters were cut after.
+    pub fn packed(&self, s: &str) -> String {
+        let out = self.uncut(s);
+        const NOTE: usize = 64;
+        let mut size = 2;
+        let mut end = None;
+        let mut line_end = 0;
+        for (i, c) in out.char_indices() {
+            size += json_len(c);
+            if size + NOTE > MAX_PACKED {
+                end = Some(if line_end > 0 { line_end } else { i });
+                break;
+            }
+            if c == '\n' {
+                line_end = i;
+            }
+        }
+        let Some(end) = end else {
+            return out;
+        };
+        let cut = out[end..].chars().count();
+        format!("{}\n[… {cut} characters cut …]", &out[..end])
+    }
+}
+
+/// The bytes `c` takes inside a JSON string, as serde_json writes it.
+fn json_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
 }
 
 /// A page of items: as many of `items` as fit in `budget` bytes beside the rest of the
@@ -272,6 +402,85 @@ mod tests {
         assert!(all.contains("printf") && all.contains('x'), "{all:?}");
         // Text that only looks like JSON is cleaned as text.
         assert_eq!(o.value(Value::String("{not json".into())), "{not json");
+    }
+
+    /// The data dir an answer about the archive names (the outbound rule's one exception):
+    /// named only where it stands whole, each part through the outbound redactor; any other
+    /// folder hidden as in every answer.
+    #[test]
+    fn the_data_dir_is_named_whole_and_redacted_as_every_answer() {
+        let o = Outbound::default();
+        let dir = "/srv/cairn-data";
+        for (msg, named) in [
+            ("cannot read /srv/cairn-data/cairn.db: I/O error", true),
+            (
+                "no Cairn archive in /srv/cairn-data (cairn.db is missing)",
+                true,
+            ),
+            ("the archive in /srv/cairn-data. Run `cairn doctor`", true),
+            ("in \"/srv/cairn-data\", the folder", true),
+            // A folder it is only the start of, or the end of, is another folder.
+            ("cannot read /srv/cairn-data-old/cairn.db", false),
+            ("cannot read /srv/cairn-datax", false),
+            ("cannot read /home/ann/srv/cairn-data/cairn.db", false),
+        ] {
+            let out = o.naming_dir(msg, dir);
+            assert_eq!(out.contains("/srv/cairn-data"), named, "{msg} -> {out}");
+            if !named {
+                assert!(out.contains("[REDACTED:path]"), "{msg} -> {out}");
+            }
+        }
+        // Only where it stands whole: a folder beside it in the same message stays hidden.
+        let out = o.naming_dir(
+            "cannot read /srv/cairn-data/cairn.db (copy at /srv/cairn-data-old/cairn.db)",
+            dir,
+        );
+        assert!(
+            out.contains("cannot read /srv/cairn-data/cairn.db"),
+            "{out}"
+        );
+        assert!(!out.contains("cairn-data-old"), "{out}");
+        // Characters a pattern would read as operators are matched as written.
+        let odd = "/tmp/a.b*(c)+[d]?$";
+        let out = o.naming_dir(&format!("cannot read {odd}/cairn.db: gone"), odd);
+        assert!(out.contains(&format!("{odd}/cairn.db")), "{out}");
+        assert!(
+            o.naming_dir("cannot read /tmp/aXb*(c)+[d]?$/x/y", odd)
+                .contains("[REDACTED:path]")
+        );
+        // A secret in a folder's name is redacted there, written plainly or in fullwidth
+        // forms (which only the outbound scan decodes).
+        let token = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6");
+        let fullwidth: String = token
+            .chars()
+            .map(|c| char::from_u32(c as u32 + 0xfee0).unwrap())
+            .collect();
+        for secret in [&token, &fullwidth] {
+            let dir = format!("/srv/{secret}/data");
+            let out = o.naming_dir(
+                &format!("no Cairn archive in {dir} (cairn.db is missing)"),
+                &dir,
+            );
+            assert!(!out.contains(secret.as_str()), "{out}");
+            assert!(
+                out.starts_with("no Cairn archive in /srv/[REDACTED:")
+                    && out.contains("]/data (cairn.db"),
+                "{out}"
+            );
+        }
+        // A dir of no part names nothing: every path stays hidden.
+        for root in ["/", ""] {
+            let out = o.naming_dir("cannot read /srv/x/cairn.db", root);
+            assert!(
+                out.contains("[REDACTED:path]") && !out.contains("/srv"),
+                "{out}"
+            );
+        }
+        // A trailing separator names the same folder.
+        assert!(
+            o.naming_dir("in /srv/cairn-data/cairn.db", "/srv/cairn-data/")
+                .contains("/srv/cairn-data/cairn.db")
+        );
     }
 
     #[test]

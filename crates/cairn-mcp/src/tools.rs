@@ -416,7 +416,8 @@ pub struct RecallBriefArgs {
     /// The task at hand, in a sentence; empty gives the most relevant recent entries.
     #[serde(default)]
     pub query: String,
-    /// The brief's budget in tokens (default 600, at most 8000).
+    /// The brief's budget in tokens (default 600, at most 8000). Whatever it is, the brief
+    /// stays within 24 KB of text (about 6,000 tokens), half the most an answer carries.
     #[serde(default, deserialize_with = "whole::max_tokens::<50, 8000, _>")]
     #[schemars(range(min = 50, max = 8000))]
     pub max_tokens: Option<u32>,
@@ -632,7 +633,9 @@ impl Server {
             Some(hint) => format!("{e}; {hint}"),
             None => e.to_string(),
         };
-        let msg = self.naming_the_data_dir(&msg, |m| self.out().text(&for_agents(m)));
+        // The data dir named, as in [`Self::no_archive`]: an error about the archive's own
+        // files (damaged, unreadable, no room) must say which folder.
+        let msg = self.out().naming_dir(&for_agents(&msg), &self.data_dir());
         match kind {
             ErrorKind::NotFound => ErrorData::resource_not_found(msg, None),
             ErrorKind::Invalid => ErrorData::invalid_params(msg, None),
@@ -643,23 +646,10 @@ impl Server {
         }
     }
 
-    /// `msg` made outbound by `outbound`, with the data dir left named in full (as in
-    /// [`Self::no_archive`]): an error about the archive's own files (damaged, unreadable, no
-    /// room) must say which folder, where the outbound rule hides every other path.
-    fn naming_the_data_dir(&self, msg: &str, outbound: impl Fn(&str) -> String) -> String {
-        // A stand-in no message holds, which the outbound rule reads as a plain word.
-        const STAND_IN: &str = "CAIRNDATADIRSTANDIN";
-        let dir = self.session.cairn.data_dir().display().to_string();
-        if dir.len() < 2 || !msg.contains(&dir) || msg.contains(STAND_IN) {
-            return outbound(msg);
-        }
-        let shown = cairn_core::archive::redact::Redactor::global().redact_printable(
-            &dir,
-            "data_dir",
-            &mut Vec::new(),
-        );
-        let named = outbound(&msg.replace(&dir, STAND_IN)).replace(STAND_IN, &shown);
-        cairn_core::text::one_line(&named, MAX_ERROR)
+    /// The data dir, as the outbound rule names it in an answer about the archive's own files
+    /// ([`bound::Outbound::naming_dir`]).
+    fn data_dir(&self) -> String {
+        self.session.cairn.data_dir().display().to_string()
     }
 
     /// Why a server started on a data dir without an archive answers nothing: where it looked
@@ -667,44 +657,49 @@ impl Server {
     fn no_archive(&self) -> String {
         // Named whole (the outbound rule hides folders outside the repository): it is the
         // folder this agent's MCP config names, and what the person must check.
-        let dir = self.session.cairn.data_dir().display().to_string();
-        let shown = cairn_core::archive::redact::Redactor::global().redact_printable(
-            &dir,
-            "data_dir",
-            &mut Vec::new(),
-        );
+        let dir = self.data_dir();
         let text = if self.session.cairn.holds_no_archive() {
             format!(
-                "no Cairn archive in {shown} ({} is missing), so there is no history to read yet: the person runs `cairn sync` to make it, or corrects the data dir in this agent's MCP config (`cairn mcp install`)",
+                "no Cairn archive in {dir} ({} is missing), so there is no history to read yet: the person runs `cairn sync` to make it, or corrects the data dir in this agent's MCP config (`cairn mcp install`)",
                 cairn_core::archive::store::DB_FILE
             )
         } else {
             format!(
-                "the Cairn archive in {shown} was made after this server started; restart the MCP server (or the agent) to read it"
+                "the Cairn archive in {dir} was made after this server started; restart the MCP server (or the agent) to read it"
             )
         };
-        cairn_core::text::one_line(&text, MAX_ERROR)
+        cairn_core::text::one_line(&self.out().naming_dir(&text, &dir), MAX_ERROR)
     }
 
     /// Why a server started on an archive it could not open answers nothing: where, what
     /// went wrong, and that the person's `cairn doctor` says how to recover.
     fn unopened(&self, e: &cairn_core::Error) -> String {
-        let dir = self.session.cairn.data_dir().display().to_string();
-        let redactor = cairn_core::archive::redact::Redactor::global();
-        let shown = redactor.redact_printable(&dir, "data_dir", &mut Vec::new());
-        let why = self.out().text(&e.to_string());
-        cairn_core::text::one_line(
-            &format!(
-                "the Cairn archive in {shown} cannot be read ({why}), so there is no history to answer from: the person runs `cairn doctor` to see what is wrong and how to recover it, then restarts this MCP server"
-            ),
-            MAX_ERROR,
-        )
+        let dir = self.data_dir();
+        let text = format!(
+            "the Cairn archive in {dir} cannot be read ({e}), so there is no history to answer from: the person runs `cairn doctor` to see what is wrong and how to recover it, then restarts this MCP server"
+        );
+        cairn_core::text::one_line(&self.out().naming_dir(&text, &dir), MAX_ERROR)
     }
 
     /// The answer: `body` and each of `items` cleaned, redacted and cut as [`bound::Outbound`]
     /// does, the items under `key` cut to the byte budget, with `next_cursor` when more remain
     /// (`more`: the source had more than this page; `offset`: where this page starts).
     fn answer(
+        &self,
+        tool: &str,
+        body: Value,
+        key: &str,
+        items: Vec<Value>,
+        offset: usize,
+        more: bool,
+    ) -> Res {
+        let body = self.out().value(body);
+        self.answer_cleaned(tool, body, key, items, offset, more)
+    }
+
+    /// [`Self::answer`] of a `body` already made outbound: one that carries a text whole beside
+    /// what [`bound::Outbound::value`] cut (a brief's, [`bound::Outbound::packed`]).
+    fn answer_cleaned(
         &self,
         tool: &str,
         mut body: Value,
@@ -714,7 +709,6 @@ impl Server {
         more: bool,
     ) -> Res {
         let mut lists_cut = serde_json::Map::new();
-        body = self.out().value(body);
         // The body's own lists (a `why`'s commits) take at most half the answer.
         bound::shrink(&mut body, "", bound::MAX_BYTES / 2, &mut lists_cut);
         let head = serde_json::to_string(&body).map_or(0, |s| s.len());
@@ -960,6 +954,21 @@ fn recall_empty_hint(
 }
 
 /// The answer when the server runs outside a repository and the agent named none.
+/// A session's agent as every answer names it: the one that ran it, as `search` filters and
+/// names its hits (`COALESCE(ran_as, agent)`): an imported or pulled trajectory of one of
+/// Cairn's agents is that agent, not `atif`. With it, the trajectory's own name of an agent
+/// Cairn does not know (the session then stays `atif`).
+fn shown_agent(agent: Agent, ran_by: Option<&str>) -> (&'static str, Option<&str>) {
+    // `ran_by` is the core's reading of the trajectory's name already: one of Cairn's agents
+    // by its own name, or a plain foreign one.
+    let known = ran_by.and_then(Agent::parse);
+    let shown = match known {
+        Some(ran) if agent == Agent::Atif => ran,
+        _ => agent,
+    };
+    (shown.as_str(), ran_by.filter(|_| known.is_none()))
+}
+
 fn nowhere(tool: &str) -> Res {
     let brief = tool == "recall_brief";
     let mut body = json!({
@@ -992,7 +1001,7 @@ impl Server {
             Some(t) => address::target(t).map_err(invalid)?,
             None => cairn
                 .default_target(&self.session.cwd)
-                .map_err(|e| self.fail(e))?,
+                .map_err(|e| self.fail_here(e))?,
         };
         let branch = target.branch_name().map(str::to_owned);
         let view = cairn
@@ -1048,7 +1057,8 @@ impl Server {
                     .collect();
                 json!({
                     "address": address::session_link(&s.session_key),
-                    "agent": s.agent.as_str(),
+                    "agent": shown_agent(s.agent, s.ran_by.as_deref()).0,
+                    "ran_by": shown_agent(s.agent, s.ran_by.as_deref()).1,
                     "title": s.title,
                     "project": s.project,
                     "untrusted": s.untrusted,
@@ -1086,7 +1096,7 @@ impl Server {
 
     /// One session, turn or record.
     #[tool(
-        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or the records an address cites in their turn, with those around them up to `limit` (each marked `cited` or not), by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; secrets are redacted.",
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or the records an address cites in their turn, with those around them up to `limit` (each marked `cited` or not; a range longer than `limit` comes `limit` records at a time, `next_records` the address of the rest), by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; secrets are redacted.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
@@ -1099,17 +1109,18 @@ impl Server {
         };
         let cairn = &self.session.cairn;
         if let Some((from, to)) = addr.records {
-            if to - from >= limit as u32 {
-                return Err(invalid(format!(
-                    "records {from}-{to} are more than {limit} at once; ask for a shorter range or raise `limit` (at most {})",
-                    SHOW_LIMIT.1
-                )));
-            }
+            // A range longer than `limit` comes a page at a time: this answer the first `limit`
+            // of it, `next_records` the address of the rest (where `cairn show` prints the
+            // turn's part whole: an agent's answer is bounded).
+            let page_to = to.min(from.saturating_add(limit as u32 - 1));
             // The core's window of the turn around the cited records, as `cairn show` gives
             // it for the same address.
             let view = cairn
-                .show_records(&addr.session, from, to, limit as u32)
+                .show_records(&addr.session, from, page_to, limit as u32)
                 .map_err(|e| self.fail(e))?;
+            // What the link cites that this answer does not hold: past the page, or past the
+            // turn's end (the next turn's first record on).
+            let rest = (view.cited_records.last < to).then(|| (view.cited_records.last + 1, to));
             let key = view.turn.session_key.clone();
             let index = view.turn.turn_index;
             // A range the byte budget cut goes on from the cursor's record, to its end.
@@ -1141,8 +1152,13 @@ impl Server {
                 // Cited records past the turn's end: the next turn's address shows them.
                 "cited_after_turn": view.cited_after_turn.map(|r| json!({
                     "first": r.first,
-                    "last": r.last,
+                    "last": to,
                     "turn_address": address::turn_link(&key, index + 1),
+                })),
+                "next_records": rest.map(|(first, last)| json!({
+                    "first": first,
+                    "last": last,
+                    "address": format!("{}?record={first}-{last}", address::session_link(&key)),
                 })),
             });
             return self.answer("show", body, "records", items, offset, false);
@@ -1206,9 +1222,11 @@ impl Server {
                 })
             })
             .collect();
+        let (agent, ran_by) = shown_agent(view.agent, view.ran_by.as_deref());
         let body = json!({
             "session_address": address::session_link(&key),
-            "agent": view.agent.as_str(),
+            "agent": agent,
+            "ran_by": ran_by,
             "title": view.title,
             "started_at": view.started_at,
             "total_turns": view.coverage.total_turns,
@@ -1339,7 +1357,7 @@ impl Server {
                     mode: a.mode.into(),
                 },
             )
-            .map_err(|e| self.fail(e))?;
+            .map_err(|e| self.fail_here(e))?;
         let items: Vec<Value> = answer
             .sessions
             .iter()
@@ -1502,7 +1520,7 @@ impl Server {
             filters,
             context: true,
             // Bytes stay under the answer budget whatever the token budget.
-            max_bytes: Some((bound::MAX_BYTES / 2) as u32),
+            max_bytes: Some(bound::PACK_BYTES as u32),
             max_tokens: Some(tokens),
             session_key: short("session", a.session.as_deref())?,
         };
@@ -1512,14 +1530,9 @@ impl Server {
             .try_writer(|w| cairn.agent_recall_applying(&req, &reach, Surface::Brief, w))
             .map_err(|e| self.fail(e))?;
         let resp = &answer.response;
-        let (text, estimated_tokens, packed_ids, omitted) = match &resp.context {
-            Some(p) => (
-                p.text.clone(),
-                p.estimated_tokens,
-                p.entry_ids.clone(),
-                p.omitted_ids.len(),
-            ),
-            None => (String::new(), 0, Vec::new(), 0),
+        let (text, packed_ids, omitted) = match &resp.context {
+            Some(p) => (p.text.clone(), p.entry_ids.clone(), p.omitted_ids.len()),
+            None => (String::new(), Vec::new(), 0),
         };
         let entries = resp
             .results
@@ -1538,8 +1551,6 @@ impl Server {
         let mut body = json!({
             "query_id": resp.query_id,
             "scope": reach_json(&reach),
-            "text": text,
-            "estimated_tokens": estimated_tokens,
             "omitted": omitted,
             "trusted_only": resp.trusted_only,
             "untrusted_matches": resp.untrusted_matches,
@@ -1563,7 +1574,14 @@ impl Server {
                 answer.left_out(),
             ));
         }
-        self.answer("recall_brief", body, "entries", entries, 0, false)
+        // The brief leaves whole, cleaned and redacted: it is packed to the agent's own
+        // budget already, where the rule's cut of a long string would take its middle
+        // entries. Its size in tokens is of the text sent.
+        let mut body = self.out().value(body);
+        let text = self.out().packed(&text);
+        body["estimated_tokens"] = json!(text.len().div_ceil(recall::brief::BYTES_PER_TOKEN));
+        body["text"] = Value::String(text);
+        self.answer_cleaned("recall_brief", body, "entries", entries, 0, false)
     }
 
     /// Propose an entry.
@@ -1724,6 +1742,94 @@ impl Server {
     }
 }
 
+/// The methods this server answers (a client's notifications aside).
+const ANSWERED: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+
+impl Server {
+    /// [`Self::fail`] of an error about the folder this server was started in (no repository
+    /// there), naming that folder where the outbound rule hides every folder outside the
+    /// repository: the agent's client started the server there, so it is no secret from the
+    /// agent, and which folder it is is what the person checks (an MCP config that starts the
+    /// server outside the project). Named as the data dir is, whole and through the outbound
+    /// redactor ([`bound::Outbound::naming_dir`]); an error that names the data dir is
+    /// [`Self::fail`]'s.
+    fn fail_here(&self, e: cairn_core::Error) -> ErrorData {
+        let here = std::path::absolute(&self.session.cwd)
+            .unwrap_or_else(|_| self.session.cwd.clone())
+            .display()
+            .to_string();
+        let text = match e.hint() {
+            Some(hint) => format!("{e}; {hint}"),
+            None => e.to_string(),
+        };
+        let names_here = text.contains(&here) && !text.contains(&self.data_dir());
+        let mut err = self.fail(e);
+        if names_here {
+            err.message = self.out().naming_dir(&for_agents(&text), &here).into();
+        }
+        err
+    }
+
+    /// The tools' names, as `tools/list` gives them.
+    fn tool_names(&self) -> String {
+        let mut names: Vec<String> = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .map(|t| format!("`{}`", t.name))
+            .collect();
+        names.sort();
+        names.join(", ")
+    }
+
+    /// A `tools/call` of a tool this server does not have: which tools it has.
+    fn no_tool(&self, name: &str) -> ErrorData {
+        ErrorData::invalid_params(
+            self.out().text(&format!(
+                "tool {:?} not found; the tools are {}",
+                cairn_core::text::one_line(name, 60),
+                self.tool_names()
+            )),
+            None,
+        )
+    }
+
+    /// A `tools/call` whose params rmcp could not read: what the spec's shape is, and which
+    /// part of `params` is not it.
+    fn unreadable_call(&self, params: Option<&Value>) -> ErrorData {
+        const SHAPE: &str = r#"{"name": "search", "arguments": {"query": "login"}}"#;
+        let kind = |v: &Value| match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        };
+        let msg = match params {
+            Some(Value::Object(map)) => match (map.get("name"), map.get("arguments")) {
+                (Some(Value::String(_)), Some(a)) if !a.is_object() && !a.is_null() => format!(
+                    "`arguments` of `tools/call` must be an object of the tool's arguments by name (as in {SHAPE}), not {}",
+                    kind(a)
+                ),
+                (Some(Value::String(_)), _) => {
+                    format!("the params of `tools/call` do not read as the MCP spec's ({SHAPE})")
+                }
+                (name, _) => format!(
+                    "`name` of `tools/call` must be a tool's name (as in {SHAPE}), not {}; the tools are {}",
+                    name.map_or("missing", kind),
+                    self.tool_names()
+                ),
+            },
+            p => format!(
+                "`tools/call` takes its params as an object (as in {SHAPE}), not {}",
+                p.map_or("none", kind)
+            ),
+        };
+        ErrorData::invalid_params(msg, None)
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     async fn call_tool(
@@ -1732,10 +1838,13 @@ impl ServerHandler for Server {
         context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
         let known = self.tool_router.has_route(&request.name);
-        if known && self.session.no_archive {
+        if !known {
+            return Err(self.no_tool(&request.name));
+        }
+        if self.session.no_archive {
             return Ok(CallToolResult::error(vec![ContentBlock::text(self.no_archive())]).into());
         }
-        if known && let Some(e) = &self.session.unopened {
+        if let Some(e) = &self.session.unopened {
             return Ok(CallToolResult::error(vec![ContentBlock::text(self.unopened(e))]).into());
         }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
@@ -1747,6 +1856,19 @@ impl ServerHandler for Server {
         request: rmcp::model::CustomRequest,
         _context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        // rmcp hands a method it has on here when it cannot read its params as the spec's.
+        if request.method == "tools/call" {
+            return Err(self.unreadable_call(request.params.as_ref()));
+        }
+        if ANSWERED.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the params of `{}` are not the MCP spec's (an object of its fields)",
+                    request.method
+                ),
+                None,
+            ));
+        }
         Err(ErrorData::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
             self.out().text(&format!(

@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 
 use super::*;
 
+mod brief_whole;
 mod damaged;
+mod outside_git;
 mod rebuilt;
 mod same_name;
 
@@ -1069,6 +1071,118 @@ fn a_cut_record_range_pages_to_its_end() {
     assert!(pages > 1, "60 long records fit one page");
     let expected: Vec<u64> = (0..=60).collect();
     assert_eq!(ordinals, expected);
+}
+
+/// A record range longer than `limit` is paged, not refused: each answer holds `limit` of the
+/// cited records, and `next_records` the address of the rest, which `show` takes back until
+/// every cited record was shown once (`cairn show` prints the same range whole).
+#[test]
+fn a_record_range_longer_than_the_limit_comes_a_page_at_a_time() {
+    let f = fixture();
+    let repo = std::fs::canonicalize(f._tmp.path().join("repo")).unwrap();
+    let hook = Cairn::open(f._tmp.path().join("data")).unwrap();
+    let replies: Vec<String> = (0..40).map(|i| format!("reply {i}")).collect();
+    claude_session_replying(
+        &hook,
+        &f._tmp.path().join("claude"),
+        "paged",
+        &repo,
+        &replies,
+    );
+    let hits = body(
+        f.server
+            .search(args(json!({"query": "tidy the parser paged"})).unwrap()),
+    );
+    let session = hits["hits"][0]["address"].as_str().unwrap();
+    let session = session.split('?').next().unwrap().to_owned();
+    let mut address = format!("{session}?record=3-27");
+    let mut cited = Vec::new();
+    let mut answers = 0;
+    loop {
+        answers += 1;
+        assert!(answers <= 10, "the pages never end: {cited:?}");
+        let page = body(
+            f.server
+                .show(args(json!({"address": address, "limit": 10})).unwrap()),
+        );
+        let records = page["records"].as_array().unwrap();
+        assert!(records.len() <= 10, "{page}");
+        cited.extend(
+            records
+                .iter()
+                .filter(|r| r["cited"] == true)
+                .map(|r| r["ordinal"].as_u64().unwrap()),
+        );
+        let Some(next) = page["next_records"].as_object() else {
+            break;
+        };
+        assert_eq!(next["last"], 27, "{page}");
+        address = next["address"].as_str().unwrap().to_owned();
+        assert!(address.starts_with(&session), "{address}");
+    }
+    assert_eq!(cited, (3..=27).collect::<Vec<u64>>());
+    assert_eq!(answers, 3);
+    // A range within the limit says nothing more to ask for.
+    let whole = body(
+        f.server
+            .show(args(json!({"address": format!("{session}?record=3-12"), "limit": 10})).unwrap()),
+    );
+    assert_eq!(whole["next_records"], Value::Null, "{whole}");
+}
+
+/// An imported trajectory's session is named by the agent that ran it in `show`, as its
+/// search hits name it (and `skim`), not as `atif`, the format it came in.
+#[test]
+fn an_imported_session_shows_the_agent_its_search_hits_name() {
+    let f = fixture();
+    let dir = f._tmp.path();
+    let steps = json!([
+        {"step_id": 1, "source": "user", "message": "wire the imported frobnicator"},
+        {"step_id": 2, "source": "agent", "message": "Wired."}
+    ]);
+    for (id, name, agent, ran_by) in [
+        ("imp-claude", "claude-code", "claude", Value::Null),
+        ("imp-foreign", "OpenHands", "atif", json!("openhands")),
+    ] {
+        let file = dir.join(format!("{id}.atif.json"));
+        let doc = json!({"schema_version": "ATIF-v1.4", "session_id": id,
+            "agent": {"name": name, "version": "1"}, "steps": steps});
+        std::fs::write(&file, doc.to_string()).unwrap();
+        Cairn::open(dir.join("data"))
+            .unwrap()
+            .import_atif(&file)
+            .unwrap();
+        let server = Server::new(Arc::new(crate::Session::new(
+            Cairn::open_for_agents(dir.join("data")).unwrap(),
+            &std::fs::canonicalize(dir.join("repo")).unwrap(),
+        )));
+        let hits = body(
+            server.search(args(json!({"query": "imported frobnicator", "limit": 50})).unwrap()),
+        );
+        let hit = hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| {
+                h["address"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&session_key_of(&server, id))
+            })
+            .unwrap_or_else(|| panic!("{id}: {hits}"))
+            .clone();
+        assert_eq!(hit["agent"], agent, "{hit}");
+        let shown = body(server.show(args(json!({"address": id})).unwrap()));
+        assert_eq!(shown["agent"], hit["agent"], "{id}: {shown}");
+        assert_eq!(shown["ran_by"], ran_by, "{id}: {shown}");
+    }
+}
+
+/// The key of the session the agent's id `id` names.
+fn session_key_of(server: &Server, id: &str) -> String {
+    let shown = body(server.show(args(json!({"address": id})).unwrap()));
+    let address = shown["session_address"].as_str().unwrap();
+    address.trim_start_matches("cairn://session/").to_owned()
 }
 
 /// rmcp answers arguments that do not deserialize with an `isError` result quoting what the

@@ -1,0 +1,49 @@
+//! A server started outside any git repository says so naming the folder it was started in:
+//! the agent's client started it there (no secret from the agent), and which folder it is is
+//! what the person checks. Named as the data dir is: whole, each part through the outbound
+//! redactor; any other folder stays hidden.
+
+use super::*;
+
+/// A server on the fixture's archive, started in `folder` (made here, outside the repository).
+fn started_in(f: &Fixture, folder: &Path) -> Server {
+    std::fs::create_dir_all(folder).unwrap();
+    let cairn = Cairn::open_for_agents(f._tmp.path().join("data")).unwrap();
+    Server::new(Arc::new(crate::Session::new(cairn, folder)))
+}
+
+#[test]
+fn a_server_outside_any_repository_names_the_folder_it_was_started_in() {
+    let f = fixture();
+    let outside = std::fs::canonicalize(f._tmp.path())
+        .unwrap()
+        .join("elsewhere");
+    let server = started_in(&f, &outside);
+    let shown = outside.display().to_string();
+    for (tool, res) in [
+        ("skim", skim(&server, json!({}))),
+        (
+            "why",
+            args(json!({"target": "HEAD"})).and_then(|a| server.why(a)),
+        ),
+    ] {
+        let (is_error, text) = settled(res).unwrap();
+        assert!(is_error, "{tool}: {text}");
+        assert!(
+            text.starts_with(&format!("{shown}: no git repository found here"))
+                || text.starts_with(&format!("{shown} is not in a git repository")),
+            "{tool}: {text}"
+        );
+        assert!(!text.contains("REDACTED"), "{tool}: {text}");
+        assert!(text.contains("cairn mcp -C <dir>"), "{tool}: {text}");
+    }
+    // A secret in the folder's name is redacted there, as in every answer.
+    let token = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6");
+    let secret = outside.join(&token);
+    let (_, text) = settled(skim(&started_in(&f, &secret), json!({}))).unwrap();
+    assert!(!text.contains(&token), "{text}");
+    assert!(
+        text.starts_with(&format!("{shown}/[REDACTED:")) && text.contains("no git repository"),
+        "{text}"
+    );
+}
