@@ -183,7 +183,11 @@ fn a_teammates_full_session_reads_like_a_local_one_and_is_never_republished() {
     assert_eq!(shown["published_by"]["pulled_from"], "origin");
     assert!(!shown["turns"].as_array().unwrap().is_empty(), "{shown:#}");
     let human = teammate.ok(&["show", &key]);
-    assert!(human.contains("turns of claude session"), "{human}");
+    // "1 turn of" or "N turns of": the count's own noun.
+    assert!(
+        human.contains(" turn of claude session") || human.contains(" turns of claude session"),
+        "{human}"
+    );
     assert!(
         human.contains("published by Ann Publisher <ann@example.invalid>"),
         "{human}"
