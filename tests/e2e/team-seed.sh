@@ -5,10 +5,11 @@
 #
 #   bash scripts/with-postgres.sh bash tests/e2e/team-seed.sh <work dir> COMMAND [ARGS…]
 #
-# On the throwaway cluster: database cairn_e2e_team; role `mate`, the teammate, who syncs one
-# transcript into an archive of its own and pushes it with the CLI; role `reviewer`, who the
-# desktop connects as (Settings → Team). Their random passwords go in MATE_PW and
-# CAIRN_E2E_TEAM_PW: the journey names the variable in the form, never the password.
+# On the throwaway cluster: database cairn_e2e_team and its team's role cairn_e2e_team_members;
+# members `mate`, the teammate, who syncs one transcript into an archive of its own and pushes it
+# with the CLI, and `reviewer`, who the desktop connects as (Settings → Team). Their random
+# passwords go in MATE_PW and CAIRN_E2E_TEAM_PW: the journey names the variable in the form,
+# never the password.
 set -euo pipefail
 work="$1"; shift
 cli="${CAIRN_E2E_CLI:?CAIRN_E2E_CLI is not set}"
@@ -20,10 +21,10 @@ mate_pw="$(pw)"; reviewer_pw="$(pw)"; owner_pw="$(pw)"
 psql "$admin" -X -q -v ON_ERROR_STOP=1 <<SQL
 CREATE ROLE team_owner LOGIN PASSWORD '$owner_pw';
 CREATE DATABASE cairn_e2e_team OWNER team_owner;
-CREATE ROLE mate LOGIN PASSWORD '$mate_pw';
-CREATE ROLE reviewer LOGIN PASSWORD '$reviewer_pw';
-GRANT CONNECT ON DATABASE cairn_e2e_team TO mate;
-GRANT CONNECT ON DATABASE cairn_e2e_team TO reviewer;
+-- The team: cairn team init grants the archive (and CONNECT) to this role alone.
+CREATE ROLE cairn_e2e_team_members NOLOGIN;
+CREATE ROLE mate LOGIN PASSWORD '$mate_pw' IN ROLE cairn_e2e_team_members;
+CREATE ROLE reviewer LOGIN PASSWORD '$reviewer_pw' IN ROLE cairn_e2e_team_members;
 SQL
 # The database's owner sets the team archive up once (the tables' owner is no teammate).
 mkdir -p "$work/owner"

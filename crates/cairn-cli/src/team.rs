@@ -18,7 +18,10 @@ pub enum TeamCommand {
     /// Set up the team archive in a database, once, as the database's owner (or a superuser):
     /// creates schema `cairn` and its tables, or brings them up to date. The tables' owner can
     /// read and write past row-level security, so no teammate's role may own them (pushes and
-    /// reads refuse an archive one does); teammates need only CONNECT on the database.
+    /// reads refuse an archive one does). The archive is the team's alone: the tables and
+    /// CONNECT on the database go to the team's role (`<database>_members`, made here when this
+    /// role may create roles, else an administrator makes it first), never to PUBLIC; a
+    /// teammate is a login role that is a member of it.
     Init {
         #[command(flatten)]
         at: At,
@@ -67,13 +70,20 @@ pub enum TeamCommand {
         #[arg(long)]
         all_repos: bool,
     },
-    /// A teammate's session: its key or first 8+ characters.
+    /// A teammate's session: its key, its first 8+ characters, or the agent's own session id.
     Show {
-        /// The session's key, or its first 8 characters or more.
+        /// The session's key, its first 8 characters or more, or the agent's session id.
         session: String,
         /// The publisher (database role), when two teammates' sessions match.
         #[arg(long)]
         publisher: Option<String>,
+        #[command(flatten)]
+        at: At,
+    },
+    /// Connect (read-only) and say as whom, what the team archive holds, and whether it is the
+    /// team's alone: a warning when every role on the server may still connect to the
+    /// database or read its tables (an archive `cairn team init` has not brought up).
+    Status {
         #[command(flatten)]
         at: At,
     },
@@ -189,6 +199,14 @@ pub fn run(
                 show_text(out, &show, keys)?;
             }
         }
+        TeamCommand::Status { at } => {
+            let status = cairn.team_status(&at.server(cairn)?)?;
+            if json {
+                render::json(out, &status)?;
+            } else {
+                status_text(out, &status)?;
+            }
+        }
         TeamCommand::Login { at, no_check } => {
             let server = at.server(cairn)?;
             let password = read_password(&server)?;
@@ -225,17 +243,24 @@ pub fn run(
                         "forgotten": forgotten,
                     }),
                 )?;
-            } else if forgotten {
-                writeln!(
-                    out,
-                    "forgot the password {store} kept for {}",
-                    clean(server.display())
-                )?;
             } else {
+                if forgotten {
+                    writeln!(
+                        out,
+                        "forgot the password {store} kept for {}: it keeps none for it now",
+                        clean(server.display())
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "{store} kept no password for {}",
+                        clean(server.display())
+                    )?;
+                }
                 writeln!(
                     out,
-                    "{store} kept no password for {}",
-                    clean(server.display())
+                    "the next `cairn team` command takes the password from {} (with none set, the server is asked without one); `cairn team login` keeps one again",
+                    clean(server.password_variables())
                 )?;
             }
         }
@@ -282,11 +307,105 @@ fn init(out: &mut impl Write, r: &TeamInit) -> Result<()> {
             line(&r.owner, 60)
         )?;
     }
+    let team = line(&cairn_core::team::schema::sql_name(&r.team_role), 80);
     writeln!(
         out,
-        "Teammates need a login role each with CONNECT on the database, nothing more; \
-         then `cairn team push --to postgres://ROLE@…` (docs/SECURITY.md, \"The team archive\")"
+        "The team is role {team}{}: only its members, {} and superusers may connect, read and push",
+        if r.team_role_created {
+            " (created now)"
+        } else {
+            ""
+        },
+        line(&r.owner, 60)
     )?;
+    let names = |roles: &[String]| {
+        roles
+            .iter()
+            .map(|m| line(m, 60))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if r.members.is_empty() {
+        writeln!(out, "members: none yet")?;
+    } else {
+        writeln!(out, "members: {}", names(&r.members))?;
+    }
+    if !r.added.is_empty() {
+        writeln!(
+            out,
+            "added to the team (they were granted CONNECT before the team had a role): {}",
+            names(&r.added)
+        )?;
+    }
+    if !r.outside.is_empty() {
+        writeln!(
+            out,
+            "may connect but are not in the team, so read nothing: {} (an administrator adds them: GRANT {team} TO {};)",
+            names(&r.outside),
+            r.outside
+                .iter()
+                .map(|m| line(&cairn_core::team::schema::sql_name(m), 60))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "Add a teammate as an administrator: CREATE ROLE NAME LOGIN PASSWORD '…' IN ROLE {team}; \
+         (or GRANT {team} TO NAME; for a role that exists); then `cairn team push --to \
+         postgres://NAME@…` (docs/SECURITY.md, \"The team archive\")"
+    )?;
+    Ok(())
+}
+
+fn status_text(out: &mut impl Write, s: &cairn_core::team::read::TeamStatus) -> Result<()> {
+    let c = &s.check;
+    let from = match &c.password_from {
+        cairn_core::team::PasswordSource::Url => "the connection string".to_owned(),
+        cairn_core::team::PasswordSource::Variable(name) => line(name, 60),
+        cairn_core::team::PasswordSource::Keyring => "the OS keyring".to_owned(),
+        cairn_core::team::PasswordSource::None => "nowhere".to_owned(),
+    };
+    writeln!(
+        out,
+        "{} as {} ({}), {}; password from {from}",
+        clean(&c.server),
+        line(&c.publisher, 60),
+        if c.tls { "TLS" } else { "no TLS" },
+        line(&c.server_version, 60)
+    )?;
+    match &c.archive {
+        None => writeln!(
+            out,
+            "no team archive yet: the database's owner sets it up with `cairn team init`"
+        )?,
+        Some(id) => writeln!(
+            out,
+            "team archive {}: schema version {}, {}; {} from {}",
+            line(id, 60),
+            s.version.map_or("?".into(), |v| v.to_string()),
+            s.team_role.as_deref().map_or_else(
+                || "no team's role".to_owned(),
+                |r| format!("the team is role {}", line(r, 60))
+            ),
+            plural(c.sessions, "session"),
+            plural(c.publishers, "publisher")
+        )?,
+    }
+    let fix = "the database's owner runs `cairn team init`, which keeps it to the team's role \
+               (docs/SECURITY.md, \"The team archive\")";
+    if s.public_connect {
+        writeln!(
+            out,
+            "warning: every role on this server may connect to the database (PUBLIC holds CONNECT): {fix}"
+        )?;
+    }
+    if s.public_tables {
+        writeln!(
+            out,
+            "warning: every role that connects may read the team's records and write Recall entries into them (PUBLIC holds the tables): {fix}"
+        )?;
+    }
     Ok(())
 }
 
@@ -312,8 +431,9 @@ fn push(out: &mut impl Write, r: &TeamPushReport) -> Result<()> {
     if r.entries_pushed > 0 || r.entries_withdrawn > 0 {
         writeln!(
             out,
-            "Recall: {} trusted entries pushed, {} withdrawn",
-            r.entries_pushed, r.entries_withdrawn
+            "Recall: {} pushed, {} withdrawn",
+            plural(r.entries_pushed, "trusted entry"),
+            r.entries_withdrawn
         )?;
     }
     for key in &r.sessions_refused {

@@ -33,6 +33,12 @@ impl Cairn {
         )
     }
 
+    /// What the team archive at `server` holds and who may reach it, read as the role
+    /// connected (`cairn team status`).
+    pub fn team_status(&self, server: &Server) -> Result<team::read::TeamStatus> {
+        team::read::status(server)
+    }
+
     /// Records across the team matching `query`, best first.
     pub fn team_search(
         &self,

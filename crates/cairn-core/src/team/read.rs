@@ -229,6 +229,65 @@ pub fn check(server: &Server) -> Result<TeamCheck> {
     })
 }
 
+/// What `cairn team status` found: [`TeamCheck`], and whether the team archive is the team's
+/// alone (docs/SECURITY.md, "The team archive"): whether every role on the server may connect
+/// to the database, or read and write its tables (schema version 1 granted them to `PUBLIC`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamStatus {
+    #[serde(flatten)]
+    pub check: TeamCheck,
+    /// The schema's version, `None` when no team archive is there yet.
+    pub version: Option<i32>,
+    /// The team's role the tables are granted to (schema version 2 and later).
+    pub team_role: Option<String>,
+    /// `PUBLIC` (every role on the server) may connect to the database.
+    pub public_connect: bool,
+    /// `PUBLIC` holds a privilege on a table of schema `cairn`.
+    pub public_tables: bool,
+}
+
+/// [`check`], then what the catalog says of who may connect and read (readable by any role
+/// that connects). The version and the team's role are read from `cairn.meta` as far as this
+/// role may.
+pub fn status(server: &Server) -> Result<TeamStatus> {
+    let check = check(server)?;
+    let mut client = server.connect(true)?;
+    let row = client
+        .query_one(
+            "SELECT (d.datacl IS NULL OR EXISTS (
+                        SELECT 1 FROM pg_catalog.aclexplode(d.datacl) a
+                        WHERE a.grantee = 0 AND a.privilege_type = 'CONNECT'))::text,
+                    EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
+                            pg_catalog.aclexplode(c.relacl) a
+                            WHERE n.nspname = 'cairn' AND a.grantee = 0)::text
+             FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()",
+            &[],
+        )
+        .map_err(|e| server.error(e, "cannot read who may connect"))?;
+    let (public_connect, public_tables) = (flag(&row, 0), flag(&row, 1));
+    let (mut version, mut team_role) = (None, None);
+    if check.archive.is_some() {
+        // `check` read the schema's owners and tables first; the version is read again here with
+        // the team's role, which version 1 has no column for (so it is read through the row).
+        let row = client
+            .query_one(
+                "SELECT m.version::text, pg_catalog.to_jsonb(m) ->> 'team_role' FROM cairn.meta m",
+                &[],
+            )
+            .map_err(|e| server.error(e, "cannot read cairn.meta"))?;
+        version = number(&row, 0).and_then(|v| i32::try_from(v).ok());
+        team_role = cell(&row, 1, SHORT_CAP);
+    }
+    Ok(TeamStatus {
+        check,
+        version,
+        team_role,
+        public_connect,
+        public_tables,
+    })
+}
+
 /// A read-only connection to a team archive whose schema this binary reads.
 pub struct Reader<'a> {
     server: &'a Server,
@@ -557,58 +616,42 @@ impl<'a> Reader<'a> {
         Ok(keys)
     }
 
-    /// One session: its key (or a prefix of 8 characters or more), narrowed to `publisher`
-    /// when two teammates pushed sessions that match.
+    /// One session: its key (or a prefix of 8 characters or more, or the agent's own session
+    /// id), narrowed to `publisher` when two teammates pushed sessions that match. Under another
+    /// publisher than `publisher` asked for, the error says whose it is.
     pub fn show(&mut self, session: &str, publisher: Option<&str>) -> Result<TeamShow> {
         let session = session.trim();
         if session.len() < 8 {
             return Err(self.server.fail(
                 ErrorKind::Invalid,
-                "a session is named by its key, or at least its first 8 characters".into(),
+                "a session is named by its key, at least its first 8 characters, or the agent's session id".into(),
                 Some("copy it from `cairn team search` or `cairn team skim`".into()),
             ));
         }
-        let pattern = format!(
-            "{}%",
-            session
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        );
-        // The rows are found, and read, by their key and publisher as stored; only what is
-        // shown is cleaned. A key whose cleaning changes it (a hostile row's, with an escape
-        // in it) is printed cleaned, and that form finds it too: it is looked for among the
-        // keys and publishers cleaning would change.
-        let found = self.query(
-            "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
-             WHERE s.session_key LIKE $1 AND ($2::text IS NULL OR s.publisher = $2)
-               AND length(s.session_key) <= 600 AND length(s.publisher) <= 600
-             ORDER BY s.publisher, s.session_key LIMIT 10",
-            &[&pattern, &publisher],
-            "cannot find the session",
-        )?;
-        let mut ids: Vec<Found> = found.iter().filter_map(Found::of).collect();
-        if ids.is_empty() {
-            let unusual = self.query(
-                "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
-                 WHERE (s.session_key ~ '[^ -~]' OR s.publisher ~ '[^ -~]')
-                   AND length(s.session_key) <= 600 AND length(s.publisher) <= 600
-                 ORDER BY s.publisher, s.session_key LIMIT 1000",
-                &[],
-                "cannot find the session",
-            )?;
-            ids = unusual
-                .iter()
-                .filter_map(Found::of)
-                .filter(|f| {
-                    f.shown.1.starts_with(session)
-                        && publisher.is_none_or(|p| f.shown.0 == p || f.raw.0 == p)
-                })
-                .take(10)
-                .collect();
-        }
+        let ids = self.find(session, publisher)?;
         let (publisher, key) = match ids.as_slice() {
             [] => {
+                if let Some(asked) = publisher {
+                    // Pushed by someone else: say by whom, rather than that it is not there.
+                    let mut others: Vec<String> = self
+                        .find(session, None)?
+                        .into_iter()
+                        .map(|f| f.shown.0)
+                        .collect();
+                    others.dedup();
+                    if let Some(first) = others.first() {
+                        return Err(self.server.fail(
+                            ErrorKind::NotFound,
+                            format!(
+                                "no session {} by {} in the team archive; it was pushed by {}",
+                                crate::text::one_line(session, 80),
+                                crate::text::one_line(asked, 80),
+                                others.join(", ")
+                            ),
+                            Some(format!("--publisher {first}, or leave --publisher out")),
+                        ));
+                    }
+                }
                 return Err(self.server.fail(
                     ErrorKind::NotFound,
                     format!(
@@ -699,6 +742,76 @@ impl<'a> Reader<'a> {
             records,
             truncated,
         })
+    }
+
+    /// The sessions `session` names (a key, its first 8 characters or more, or the agent's own
+    /// session id), narrowed to `publisher`: at most 10, by publisher and key.
+    fn find(&mut self, session: &str, publisher: Option<&str>) -> Result<Vec<Found>> {
+        let pattern = format!(
+            "{}%",
+            session
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        // The rows are found, and read, by their key and publisher as stored; only what is
+        // shown is cleaned. A key whose cleaning changes it (a hostile row's, with an escape
+        // in it) is printed cleaned, and that form finds it too: it is looked for among the
+        // keys and publishers cleaning would change.
+        let found = self.query(
+            "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
+             WHERE s.session_key LIKE $1 AND ($2::text IS NULL OR s.publisher = $2)
+               AND length(s.session_key) <= 600 AND length(s.publisher) <= 600
+             ORDER BY s.publisher, s.session_key LIMIT 10",
+            &[&pattern, &publisher],
+            "cannot find the session",
+        )?;
+        let mut ids: Vec<Found> = found.iter().filter_map(Found::of).collect();
+        if ids.is_empty() && !session.starts_with("sha256-") {
+            // The agent's own session id, as `cairn show` takes it: the team archive keeps only
+            // its key, which is the id hashed with the agent's name, so each agent's key of it
+            // is looked up among the rows of that agent.
+            let (keys, agents): (Vec<String>, Vec<String>) = crate::agent::Agent::ALL
+                .iter()
+                .map(|a| {
+                    (
+                        crate::keys::session_key(*a, session.as_bytes()),
+                        a.as_str().to_owned(),
+                    )
+                })
+                .unzip();
+            let by_id = self.query(
+                "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
+                 JOIN unnest($1::text[], $2::text[]) AS k(key, agent)
+                   ON s.session_key = k.key AND s.agent = k.agent
+                 WHERE ($3::text IS NULL OR s.publisher = $3)
+                   AND length(s.publisher) <= 600
+                 ORDER BY s.publisher, s.session_key LIMIT 10",
+                &[&keys, &agents, &publisher],
+                "cannot find the session",
+            )?;
+            ids = by_id.iter().filter_map(Found::of).collect();
+        }
+        if ids.is_empty() {
+            let unusual = self.query(
+                "SELECT s.publisher::text, s.session_key::text FROM cairn.sessions s
+                 WHERE (s.session_key ~ '[^ -~]' OR s.publisher ~ '[^ -~]')
+                   AND length(s.session_key) <= 600 AND length(s.publisher) <= 600
+                 ORDER BY s.publisher, s.session_key LIMIT 1000",
+                &[],
+                "cannot find the session",
+            )?;
+            ids = unusual
+                .iter()
+                .filter_map(Found::of)
+                .filter(|f| {
+                    f.shown.1.starts_with(session)
+                        && publisher.is_none_or(|p| f.shown.0 == p || f.raw.0 == p)
+                })
+                .take(10)
+                .collect();
+        }
+        Ok(ids)
     }
 
     /// The team's trusted Recall entries matching `query` (web-search syntax, `english`

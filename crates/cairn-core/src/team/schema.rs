@@ -14,6 +14,12 @@
 //! ([`check_owners`]), then tables changed in ways it can see ([`check_intact`]);
 //! docs/SECURITY.md.
 //!
+//! Who reads and writes at all is the team's role ([`team_role_for`], named after the database,
+//! one nobody logs in as): from version 2 the schema and its tables are granted to it alone, not
+//! to `PUBLIC`, and `cairn team init` takes `CONNECT` on the database from `PUBLIC` (which
+//! PostgreSQL gives every new database) and grants it to the team's role. A teammate is a login
+//! role that is a member of it; any other role on the server can neither connect nor read.
+//!
 //! Full text: records are indexed with the `simple` configuration (lower-casing, no stemming,
 //! no stop words), the closest PostgreSQL has to the local archive's FTS5 `unicode61`; Recall
 //! entries with `english` (Snowball's English stemmer, as the local Recall analyzer stems).
@@ -24,7 +30,7 @@ use super::server::Server;
 use crate::error::{ErrorKind, Result};
 
 /// The schema version this binary writes and reads.
-pub const VERSION: i32 = 1;
+pub const VERSION: i32 = 2;
 
 /// An advisory lock key for migrations: "cairn-schema" as a number.
 const MIGRATE_LOCK: i64 = 0x6361_6972_6e5f_7363;
@@ -157,8 +163,99 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON cairn.sessions, cairn.turns, cairn.recor
     cairn.recall_entries TO PUBLIC;
 "#;
 
-/// The steps, in order: step `i` takes the schema from version `i` to `i + 1`.
-const STEPS: &[&str] = &[STEP_1];
+/// Version 1 to 2: the team archive is the team's alone. Version 1 granted the schema and the
+/// tables to `PUBLIC`, and PostgreSQL lets `PUBLIC` connect to a new database, so any login role
+/// on the server read every record and wrote "trusted" Recall under its own name. Now they are
+/// granted to the team's role ([`table_grants`]), recorded in `cairn.meta.team_role` (a renamed
+/// database keeps its team; the name is set by a bound parameter after the step).
+fn step_2(team: &str) -> String {
+    format!(
+        "ALTER TABLE cairn.meta ADD COLUMN team_role text;\n{}",
+        table_grants(team)
+    )
+}
+
+/// The schema and its tables taken from `PUBLIC` and granted to the team's role `team` (quoted
+/// by [`quote_ident`]): what version 2 is, applied again by every `cairn team init` (the role
+/// may have been dropped and made again, which loses its grants).
+fn table_grants(team: &str) -> String {
+    let team = quote_ident(team);
+    format!(
+        "REVOKE ALL ON SCHEMA cairn FROM PUBLIC;
+         REVOKE ALL ON ALL TABLES IN SCHEMA cairn FROM PUBLIC;
+         GRANT USAGE ON SCHEMA cairn TO {team};
+         GRANT SELECT ON cairn.meta TO {team};
+         GRANT SELECT, INSERT, UPDATE, DELETE ON cairn.sessions, cairn.turns, cairn.records,
+             cairn.links, cairn.recall_entries TO {team};"
+    )
+}
+
+/// The step taking the schema from version `from` to `from + 1`, for the team's role `team`;
+/// `None` past the last.
+fn step(from: i32, team: &str) -> Option<String> {
+    match from {
+        0 => Some(STEP_1.to_owned()),
+        1 => Some(step_2(team)),
+        _ => None,
+    }
+}
+
+/// The longest name PostgreSQL keeps (`NAMEDATALEN - 1` bytes); a longer one is cut.
+const MAX_NAME: usize = 63;
+
+/// The team's role of database `database`: `<database>_members`. Roles belong to the whole
+/// server and databases do not, so the name carries the database's: two team archives on one
+/// server are two teams. A name longer than PostgreSQL keeps is cut and ends with a hash of the
+/// whole database name instead, so two long names sharing a start stay two roles.
+pub fn team_role_for(database: &str) -> String {
+    let whole = format!("{database}_members");
+    if whole.len() <= MAX_NAME {
+        return whole;
+    }
+    use sha2::Digest;
+    let tag = hex::encode(&sha2::Sha256::digest(database.as_bytes())[..4]);
+    let tail = format!("_{tag}_members");
+    let mut cut = MAX_NAME - tail.len();
+    while !database.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{tail}", &database[..cut])
+}
+
+/// `name` as an SQL identifier, always quoted (a quote in it doubled), so any role or database
+/// name is one identifier.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `name` as a person types it in SQL: bare when PostgreSQL would read it unchanged (lower-case
+/// letters, digits and underscores, not starting with a digit), else quoted.
+pub fn sql_name(name: &str) -> String {
+    let bare = name
+        .bytes()
+        .enumerate()
+        .all(|(i, b)| b == b'_' || b.is_ascii_lowercase() || (i > 0 && b.is_ascii_digit()));
+    // Reserved words a role could be named (a quoted one is an identifier; a bare one is not).
+    const RESERVED: [&str; 12] = [
+        "all",
+        "current_role",
+        "current_user",
+        "default",
+        "group",
+        "none",
+        "order",
+        "public",
+        "select",
+        "session_user",
+        "table",
+        "user",
+    ];
+    if bare && !name.is_empty() && !RESERVED.contains(&name) {
+        name.to_owned()
+    } else {
+        quote_ident(name)
+    }
+}
 
 /// What the server holds: its schema version and the team archive's id.
 #[derive(Debug, Clone)]
@@ -207,12 +304,27 @@ pub struct TeamInit {
     pub owner: String,
     /// The role this connection is.
     pub role: String,
+    /// The team's role: the schema, its tables and `CONNECT` on the database are granted to it
+    /// alone; a teammate is a member ([`team_role_for`]).
+    pub team_role: String,
+    /// Whether this run created the team's role.
+    pub team_role_created: bool,
+    /// Its members (the roles granted it directly).
+    pub members: Vec<String>,
+    /// Roles this run made members: those an archive of version 1 let connect by a grant of
+    /// their own (the way teammates were added before the team's role).
+    pub added: Vec<String>,
+    /// Roles granted `CONNECT` on the database of their own that are not members: they may
+    /// connect but read and write nothing (an administrator adds them, or not).
+    pub outside: Vec<String>,
 }
 
 /// Create the team archive's schema, or bring it and its additions up to date, as the role
 /// connected, which must be the database's owner or a superuser (the roles [`check_owners`]
-/// trusts): a table's owner can make it run code as whoever reads or writes it. Teammates need
-/// only `CONNECT` after it.
+/// trusts): a table's owner can make it run code as whoever reads or writes it. It also makes the
+/// archive the team's alone: the schema and tables are granted to the team's role, and
+/// `CONNECT` on the database is taken from `PUBLIC` and given to that role ([`apply`]).
+/// Teammates need only be members of it.
 pub fn init(server: &Server) -> Result<TeamInit> {
     let mut client = server.connect(false)?;
     let may = may_init(server, &mut client)?;
@@ -224,12 +336,12 @@ pub fn init(server: &Server) -> Result<TeamInit> {
                 crate::text::one_line(&may.1, 80)
             ),
             Some(format!(
-                "run `cairn team init` as {}; teammates need only CONNECT",
+                "run `cairn team init` as {}; teammates need only be members of the team's role",
                 crate::text::one_line(&may.1, 80)
             )),
         ));
     }
-    let (meta, created) = migrate(server, &mut client)?;
+    let done = migrate(server, &mut client)?;
     repo_column(server, &mut client, true)?;
     check_intact(server, &mut client)?;
     let row = client
@@ -244,14 +356,58 @@ pub fn init(server: &Server) -> Result<TeamInit> {
             .map(|s| crate::text::one_line(&s, 120))
             .map_err(|e| server.error(e, "cannot read the schema's owner"))
     };
+    let names = |v: Vec<String>| -> Vec<String> {
+        v.iter().map(|s| crate::text::one_line(s, 120)).collect()
+    };
     Ok(TeamInit {
         server: server.display().to_owned(),
-        created,
-        version: meta.version,
-        archive_id: crate::text::printable(&meta.archive_id),
+        created: done.created,
+        version: done.meta.version,
+        archive_id: crate::text::printable(&done.meta.archive_id),
         owner: name(0)?,
         role: name(1)?,
+        team_role: crate::text::one_line(&done.team, 120),
+        team_role_created: done.team_created,
+        members: names(members(server, &mut client, &done.team)?),
+        added: names(done.added),
+        outside: names(outside(server, &mut client, &done.team)?),
     })
+}
+
+/// The roles granted the team's role `team` directly, by name.
+fn members(server: &Server, client: &mut Conn, team: &str) -> Result<Vec<String>> {
+    let rows = client
+        .query(
+            "SELECT m.rolname::text FROM pg_catalog.pg_auth_members a
+             JOIN pg_catalog.pg_roles m ON m.oid = a.member
+             JOIN pg_catalog.pg_roles t ON t.oid = a.roleid
+             WHERE t.rolname = $1 ORDER BY 1",
+            &[&team],
+        )
+        .map_err(|e| server.error(e, "cannot read the team's members"))?;
+    Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
+}
+
+/// The roles granted `CONNECT` on this database of their own (not through the team's role, not
+/// `PUBLIC`) that are not members of `team`, leaving out the database's owner and superusers,
+/// who need no grant.
+fn outside(server: &Server, client: &mut Conn, team: &str) -> Result<Vec<String>> {
+    let rows = client
+        .query(
+            "SELECT DISTINCT r.rolname::text
+             FROM pg_catalog.pg_database d, pg_catalog.aclexplode(d.datacl) a,
+                  pg_catalog.pg_roles r
+             WHERE d.datname = pg_catalog.current_database() AND a.privilege_type = 'CONNECT'
+               AND r.oid = a.grantee AND r.oid <> d.datdba AND NOT r.rolsuper
+               AND r.rolname <> $1
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles t
+                               WHERE t.rolname = $1
+                                 AND pg_catalog.pg_has_role(r.oid, t.oid, 'MEMBER'))
+             ORDER BY 1",
+            &[&team],
+        )
+        .map_err(|e| server.error(e, "cannot read who may connect"))?;
+    Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
 }
 
 /// Whether the role connected may set the team archive up (the database's owner, or a
@@ -268,8 +424,9 @@ fn may_init(server: &Server, client: &mut Conn) -> Result<(bool, String)> {
         .map_err(|e| server.error(e, "cannot read the database's owner"))
 }
 
-/// The schema a push writes to: there, at this binary's version (an older one is brought up
-/// when this role may), and intact. A push never creates it: its creator would own the tables.
+/// The schema a push writes to: there, at this binary's version (an older one is refused,
+/// naming the owner whose `cairn team init` brings it up), and intact. A push never creates or
+/// migrates it: its creator would own the tables, and a migration grants them.
 pub fn for_push(server: &Server, client: &mut Conn) -> Result<Meta> {
     let meta = match meta(server, client)? {
         None => {
@@ -277,7 +434,7 @@ pub fn for_push(server: &Server, client: &mut Conn) -> Result<Meta> {
             let hint = match may_init(server, client)? {
                 (true, _) => format!(
                     "set it up once with `cairn team init --to {}` (this role owns the \
-                     database), then teammates need only CONNECT",
+                     database), then add teammates to the team's role it names",
                     server.display()
                 ),
                 (false, owner) => format!(
@@ -296,26 +453,22 @@ pub fn for_push(server: &Server, client: &mut Conn) -> Result<Meta> {
         Some(m) if m.version == VERSION => m,
         Some(m) => {
             check_not_newer(server, m.version)?;
-            migrate(server, client)
-                .map_err(|e| match e {
-                    crate::Error::Team {
-                        server,
-                        message,
-                        kind: ErrorKind::Refused,
-                        ..
-                    } => crate::Error::Team {
-                        server,
-                        message,
-                        kind: ErrorKind::Refused,
-                        hint: Some(
-                            "the schema is older than this Cairn: its owner brings it up with \
-                         `cairn team init`"
-                                .into(),
-                        ),
-                    },
-                    other => other,
-                })?
-                .0
+            // Only `cairn team init` migrates: the step grants the tables to the team's role,
+            // which only the database's owner (or a superuser) may do, and a role may have to
+            // be made first. Pushing into a version-1 archive would write into tables every
+            // role on the server reads.
+            let owner = may_init(server, client)?.1;
+            return Err(server.fail(
+                ErrorKind::Refused,
+                format!(
+                    "its schema is version {}, older than this Cairn's ({VERSION}): in it, every role on the server may read and write the team's tables",
+                    m.version
+                ),
+                Some(format!(
+                    "the database's owner ({}) brings it up with `cairn team init`, which grants the tables to the team's role alone; then push again",
+                    crate::text::one_line(&owner, 80)
+                )),
+            ));
         }
     };
     check_intact(server, client)?;
@@ -435,14 +588,21 @@ pub fn check_intact(server: &Server, client: &mut Conn) -> Result<()> {
     ))
 }
 
-/// Bring the server's schema to [`VERSION`]; returns its meta, and whether this call created
-/// it (of two at once, one did: the other waited for its lock, then found it there).
-pub fn migrate(server: &Server, client: &mut Conn) -> Result<(Meta, bool)> {
-    if let Some(m) = meta(server, client)?
-        && m.version == VERSION
-    {
-        return Ok((m, false));
-    }
+/// What [`migrate`] did.
+struct Migrated {
+    meta: Meta,
+    /// This call created the schema (of two at once, one did: the other waited for its lock,
+    /// then found it there).
+    created: bool,
+    /// The team's role, and whether this call created it.
+    team: String,
+    team_created: bool,
+    /// Roles made members of it (an upgrade from version 1: those granted `CONNECT` then).
+    added: Vec<String>,
+}
+
+/// Bring the server's schema to [`VERSION`] and the database's grants to the team's alone.
+fn migrate(server: &Server, client: &mut Conn) -> Result<Migrated> {
     // A session lock taken before the transaction begins, so that the transaction's reads of
     // the catalog start after a teammate's migration committed (a lock taken inside it would
     // leave its first catalog snapshot from before the wait).
@@ -451,7 +611,7 @@ pub fn migrate(server: &Server, client: &mut Conn) -> Result<(Meta, bool)> {
         .map_err(|e| server.error(e, "cannot lock the schema"))?;
     let migrated = apply(server, client);
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATE_LOCK]);
-    let created = migrated?;
+    let (created, team, team_created, added) = migrated?;
     unlocked.map_err(|e| server.error(e, "cannot unlock the schema"))?;
     let meta = meta(server, client)?.ok_or_else(|| {
         server.fail(
@@ -460,12 +620,25 @@ pub fn migrate(server: &Server, client: &mut Conn) -> Result<(Meta, bool)> {
             None,
         )
     })?;
-    Ok((meta, created))
+    Ok(Migrated {
+        meta,
+        created,
+        team,
+        team_created,
+        added,
+    })
 }
 
-/// Under the migration lock: read the version (a teammate may have migrated while we waited),
-/// apply the missing steps, in one transaction. True when it created the schema.
-fn apply(server: &Server, client: &mut Conn) -> Result<bool> {
+/// Under the migration lock, in one transaction: read the version (another `init` may have
+/// migrated while we waited); find the team's role (the one recorded, else the database's
+/// [`team_role_for`]) and make it when it is missing and this role may, else refuse saying the
+/// SQL an administrator runs; apply the missing steps; take `CONNECT` on the database from
+/// `PUBLIC` and grant it to the team's role. An upgrade from version 1 makes members of the
+/// roles that version let connect by a grant of their own (the teammates of then), where this
+/// role may grant the team's role; the others are left for an administrator ([`outside`]).
+/// Returns whether it created the schema, the team's role, whether it created that, and the
+/// members it added.
+fn apply(server: &Server, client: &mut Conn) -> Result<(bool, String, bool, Vec<String>)> {
     let mut tx = client
         .transaction()
         .map_err(|e| server.error(e, "cannot begin"))?;
@@ -481,8 +654,96 @@ fn apply(server: &Server, client: &mut Conn) -> Result<bool> {
         0
     };
     check_not_newer(server, version)?;
-    while (version as usize) < STEPS.len() {
-        tx.batch_execute(STEPS[version as usize]).map_err(|e| {
+    let from = version;
+    let recorded: Option<String> = if version >= 2 {
+        tx.query_one("SELECT team_role::text FROM cairn.meta", &[])
+            .and_then(|r| Ok(r.try_get(0)?))
+            .map_err(|e| server.error(e, "cannot read cairn.meta"))?
+    } else {
+        None
+    };
+    let facts = tx
+        .query_one(
+            "SELECT pg_catalog.current_database()::text, r.rolsuper OR r.rolcreaterole
+             FROM pg_catalog.pg_roles r WHERE r.rolname = current_user",
+            &[],
+        )
+        .map_err(|e| server.error(e, "cannot read who this is"))?;
+    let database: String = facts
+        .try_get(0)
+        .map_err(|e| server.error(e, "cannot read the database's name"))?;
+    let may_create: bool = facts
+        .try_get(1)
+        .map_err(|e| server.error(e, "cannot read this role's rights"))?;
+    let team = recorded.unwrap_or_else(|| team_role_for(&database));
+    let shown = sql_name(&team);
+    let found = tx
+        .query(
+            "SELECT rolcanlogin, rolsuper FROM pg_catalog.pg_roles WHERE rolname = $1",
+            &[&team],
+        )
+        .map_err(|e| server.error(e, "cannot read the team's role"))?;
+    let team_created = match found.first() {
+        Some(r) => {
+            let login: bool = r.try_get(0).unwrap_or(true);
+            let superuser: bool = r.try_get(1).unwrap_or(true);
+            if login || superuser {
+                return Err(server.fail(
+                    ErrorKind::Refused,
+                    format!(
+                        "the team's role {} {}: whoever logs in as it would read and write as the whole team",
+                        crate::text::one_line(&shown, 80),
+                        if superuser { "is a superuser" } else { "can log in" }
+                    ),
+                    Some(format!(
+                        "an administrator makes it a role nobody logs in as (ALTER ROLE {} NOLOGIN NOSUPERUSER;), then run `cairn team init` again",
+                        crate::text::one_line(&shown, 80)
+                    )),
+                ));
+            }
+            false
+        }
+        None if may_create => {
+            tx.batch_execute(&format!("CREATE ROLE {} NOLOGIN", quote_ident(&team)))
+                .map_err(|e| server.error(e, "cannot create the team's role"))?;
+            true
+        }
+        None => {
+            // Nothing is changed: the administrator makes the role, and the teammates of a
+            // version-1 archive are named so that none loses the archive.
+            let before = if from == 1 {
+                connectors(server, &mut tx)?
+            } else {
+                Vec::new()
+            };
+            let add = if before.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " GRANT {} TO {};",
+                    crate::text::one_line(&shown, 80),
+                    before
+                        .iter()
+                        .map(|r| crate::text::one_line(&sql_name(r), 80))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(server.fail(
+                ErrorKind::Refused,
+                format!(
+                    "the team's role {} does not exist, and this role may not create roles",
+                    crate::text::one_line(&shown, 80)
+                ),
+                Some(format!(
+                    "an administrator (a role that may create roles) runs: CREATE ROLE {} NOLOGIN;{add} then run `cairn team init` again (docs/SECURITY.md, \"The team archive\")",
+                    crate::text::one_line(&shown, 80)
+                )),
+            ));
+        }
+    };
+    while let Some(sql) = step(version, &team) {
+        tx.batch_execute(&sql).map_err(|e| {
             server.error(
                 e,
                 &format!("cannot migrate the team schema to version {}", version + 1),
@@ -492,9 +753,57 @@ fn apply(server: &Server, client: &mut Conn) -> Result<bool> {
         tx.execute("UPDATE cairn.meta SET version = $1", &[&version])
             .map_err(|e| server.error(e, "cannot record the schema version"))?;
     }
+    if from < 2 {
+        tx.execute("UPDATE cairn.meta SET team_role = $1", &[&team])
+            .map_err(|e| server.error(e, "cannot record the team's role"))?;
+    }
+    // Every run: PostgreSQL lets `PUBLIC` connect to a new database; the team connects through
+    // its role. (The database's owner and superusers connect without a grant.)
+    tx.batch_execute(&format!(
+        "{tables}
+         REVOKE CONNECT ON DATABASE {db} FROM PUBLIC; GRANT CONNECT ON DATABASE {db} TO {team};",
+        tables = table_grants(&team),
+        db = quote_ident(&database),
+        team = quote_ident(&team)
+    ))
+    .map_err(|e| server.error(e, "cannot keep the database to the team"))?;
+    let mut added = Vec::new();
+    if from == 1 {
+        for role in connectors(server, &mut tx)? {
+            // Each in a savepoint: a role this one may not grant the team to is left out (and
+            // listed for an administrator), the rest of the migration kept.
+            tx.batch_execute("SAVEPOINT member")
+                .map_err(|e| server.error(e, "cannot add a member"))?;
+            let grant = format!("GRANT {} TO {}", quote_ident(&team), quote_ident(&role));
+            match tx.batch_execute(&grant) {
+                Ok(()) => added.push(role),
+                Err(_) => tx
+                    .batch_execute("ROLLBACK TO SAVEPOINT member")
+                    .map_err(|e| server.error(e, "cannot add a member"))?,
+            }
+        }
+    }
     tx.commit()
         .map_err(|e| server.error(e, "cannot commit the schema"))?;
-    Ok(!exists)
+    Ok((!exists, team, team_created, added))
+}
+
+/// The roles granted `CONNECT` on this database of their own: the teammates of a version-1
+/// archive, which said to grant each one that. The database's owner, superusers and `PUBLIC`
+/// left out.
+fn connectors(server: &Server, client: &mut Conn) -> Result<Vec<String>> {
+    let rows = client
+        .query(
+            "SELECT DISTINCT r.rolname::text
+             FROM pg_catalog.pg_database d, pg_catalog.aclexplode(d.datacl) a,
+                  pg_catalog.pg_roles r
+             WHERE d.datname = pg_catalog.current_database() AND a.privilege_type = 'CONNECT'
+               AND r.oid = a.grantee AND r.oid <> d.datdba AND NOT r.rolsuper
+             ORDER BY 1",
+            &[],
+        )
+        .map_err(|e| server.error(e, "cannot read who may connect"))?;
+    Ok(rows.iter().filter_map(|r| r.try_get(0).ok()).collect())
 }
 
 /// Additions to the schema that every build reads and writes as before: a build that knows
@@ -563,4 +872,37 @@ pub fn check_not_newer(server: &Server, version: i32) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The team's role is named after the database; a name PostgreSQL would cut is cut here,
+    /// at a character, ending with a hash of the whole name: two long names that share their
+    /// first 63 bytes are two teams.
+    #[test]
+    fn the_team_role_is_named_after_the_database_and_fits_a_name() {
+        assert_eq!(team_role_for("team"), "team_members");
+        let long_a = format!("{}a", "é".repeat(40));
+        let long_b = format!("{}b", "é".repeat(40));
+        let (a, b) = (team_role_for(&long_a), team_role_for(&long_b));
+        assert!(a.len() <= MAX_NAME && b.len() <= MAX_NAME, "{a} {b}");
+        assert!(a.ends_with("_members") && a.starts_with("éé"), "{a}");
+        assert_ne!(a, b);
+        assert_eq!(team_role_for(&long_a), a, "the same every time");
+    }
+
+    /// What a person pastes into psql names the role exactly: bare only when PostgreSQL reads
+    /// it unchanged, else quoted with its quotes doubled.
+    #[test]
+    fn names_are_quoted_unless_they_read_unchanged() {
+        assert_eq!(sql_name("team_members"), "team_members");
+        assert_eq!(sql_name("Ana"), "\"Ana\"");
+        assert_eq!(sql_name("a b\"c"), "\"a b\"\"c\"");
+        assert_eq!(sql_name("1ana"), "\"1ana\"");
+        assert_eq!(sql_name("user"), "\"user\"");
+        assert_eq!(sql_name("public"), "\"public\"");
+        assert_eq!(quote_ident("x"), "\"x\"");
+    }
 }

@@ -52,6 +52,9 @@ pub struct Server {
     tls: bool,
     /// Where the password comes from, as a hint names it.
     password_from: String,
+    /// Where it comes from before the keyring: `PGPASSWORD or CAIRN_TEAM_URL`, or the variable
+    /// `[team]` names (what `cairn team logout` says is read next).
+    password_vars: String,
     /// Where the password was found.
     password_source: PasswordSource,
     /// The password tried, as a hint names it when the server refuses it ("the one in
@@ -247,6 +250,7 @@ impl Server {
         // cannot be asked is no error here: the server may not want a password; if it does,
         // the hint says why the keyring had none.
         let account = account_of(&config);
+        let password_vars = password_from.clone();
         let mut password_from = format!(
             "{password_from}, or the OS keyring (`cairn team login`, or Settings → Team's \"Remember in the keyring\")"
         );
@@ -281,6 +285,7 @@ impl Server {
             secrets,
             tls,
             password_from,
+            password_vars,
             password_source: source,
             account,
         })
@@ -299,6 +304,7 @@ impl Server {
             secrets,
             tls: self.tls,
             password_from: "the one you typed".into(),
+            password_vars: self.password_vars.clone(),
             password_source: PasswordSource::Keyring,
             password_used: Some("the one you typed".into()),
             account: self.account.clone(),
@@ -310,6 +316,12 @@ impl Server {
     /// How long the login and each statement may wait for the server.
     pub fn wait(&self) -> Duration {
         self.wait
+    }
+
+    /// Where a password is looked for before the OS keyring: `PGPASSWORD or CAIRN_TEAM_URL`,
+    /// or `the variable NAME` that `[team]` names.
+    pub fn password_variables(&self) -> &str {
+        &self.password_vars
     }
 
     /// Where the password was found.
@@ -412,6 +424,20 @@ impl Server {
         }
     }
 
+    /// The hint for a role the database or the team's tables refuse: what an administrator
+    /// grants it (the team's role, [`super::schema::team_role_for`], is named after the
+    /// database: a role that cannot connect cannot read which it is).
+    fn not_in_the_team(&self) -> String {
+        use super::schema::{sql_name, team_role_for};
+        let user = self.config.get_user().unwrap_or("");
+        let db = self.config.get_dbname().unwrap_or(user);
+        self.scrub(&format!(
+            "this role is not in the team: an administrator adds it with GRANT {} TO {}; (docs/SECURITY.md, \"The team archive\")",
+            crate::text::one_line(&sql_name(&team_role_for(db)), 80),
+            crate::text::one_line(&sql_name(user), 80)
+        ))
+    }
+
     /// What kind of failure `e` is, and what to do about it.
     fn classify(&self, e: &PgError) -> (ErrorKind, Option<String>) {
         use tokio_postgres::error::SqlState;
@@ -456,6 +482,14 @@ impl Server {
                     "the server at {endpoint} took longer than the {secs} s a step may take ({TIMEOUT_VAR}, in seconds): try again, or set it higher for a slow server"
                 )),
             );
+        }
+        // Refused the database or a table: the role is not in the team. (A write a row-level
+        // policy refuses has the same code and says so; it keeps the general hint.)
+        if *code == SqlState::INSUFFICIENT_PRIVILEGE
+            && e.as_db_error()
+                .is_some_and(|d| d.message().starts_with("permission denied"))
+        {
+            return (ErrorKind::Refused, Some(self.not_in_the_team()));
         }
         if *code == SqlState::INVALID_PASSWORD
             || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
