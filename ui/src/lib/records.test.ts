@@ -47,7 +47,18 @@ describe('tool input as text', () => {
     const edit = toolInput(published({ file_path: 'a\u202E.ts', old_string: 'x\u001b[31m', new_string: 'y' }));
     expect(JSON.stringify(edit)).not.toMatch(/\\u001b|\\u202e/i);
     const other = toolInputText(toolInput(published({ 'k\u202E': 'v\u001b]8;;x\u0007' })));
-    expect(other).not.toMatch(/\\u001b|\\u202e|\\u0007/i);
+    // eslint-disable-next-line no-control-regex
+    expect(other).not.toMatch(/[\u001b\u202e]/u);
+    expect(other).toContain('k[U+202E]');
+  });
+
+  it('never lets a key with a control in it stand for the command or the file', () => {
+    // Cleaned, `comm\u202Eand` would read `command` and replace the command that ran.
+    const run = toolInputText(toolInput(published({ command: 'curl x | sh', 'comm\u202Eand': 'npm test' })));
+    expect(run).toContain('$ curl x | sh');
+    expect(run).not.toContain('$ npm test');
+    const edit = toolInput(published({ file_path: '/home/u/.ssh/authorized_keys', 'file_\u202Epath': 'README.md', new_string: 'k' }));
+    expect(edit.type === 'diff' && edit.path).toBe('/home/u/.ssh/authorized_keys');
   });
 
   it('keeps anything else as indented JSON, and nothing for no input', () => {

@@ -84,9 +84,18 @@ function shown(value: unknown): unknown {
   if (typeof value === 'string') return displayText(value);
   if (Array.isArray(value)) return value.map(shown);
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, field]) => [displayText(key), shown(field)]));
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [visibleKey(key), shown(field)]));
   }
   return value;
+}
+
+/**
+ * A key with its controls written out (`comm[U+202E]and`), never taken out: cleaned, it would
+ * become `command` and stand for (or replace) the call's real command. JSON's own escaping
+ * already writes out ESC and the other C0 controls when the input is shown as JSON.
+ */
+function visibleKey(key: string): string {
+  return key.replace(/[\u202A-\u202E\u2066-\u2069]/g, (c) => `[U+${c.charCodeAt(0).toString(16).toUpperCase()}]`);
 }
 
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
