@@ -301,6 +301,11 @@ fn project_configs_land_in_the_repository_root() {
             notes.contains("names this machine's cairn") && notes.contains("--project"),
             "a file the team commits names this machine's paths: {notes}"
         );
+        // The tests' archive is away from its default place: its path is in the file too.
+        assert!(
+            notes.contains(&format!("its archive ({})", server_args(&env)[1])),
+            "{notes}"
+        );
         assert!(!env.home().join(".claude.json").exists());
     }
     // Agents whose makers document no project config: refused, nothing written.

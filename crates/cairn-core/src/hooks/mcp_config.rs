@@ -350,8 +350,16 @@ fn change_once(
     if let (Some(launch), Some(_), Some(_)) = (cli, project, &after) {
         // The entry names this machine's paths, in a file a team commits: a teammate's agent
         // would start a program that is not there.
+        // `--data-dir <dir>` when the archive is away from its default place.
+        let data_dir = launch
+            .args
+            .iter()
+            .position(|a| a == "--data-dir")
+            .and_then(|i| launch.args.get(i + 1))
+            .map(|dir| format!(" and its archive ({dir})"))
+            .unwrap_or_default();
         notes.push(format!(
-            "{} names this machine's cairn ({}): a teammate runs `cairn mcp install --agent {agent} --project` on their own machine, which repoints it, or the file stays out of the commit",
+            "{} names this machine's cairn ({}){data_dir}: a teammate runs `cairn mcp install --agent {agent} --project` on their own machine, which repoints it, or the file stays out of the commit",
             path.display(),
             launch.command
         ));
