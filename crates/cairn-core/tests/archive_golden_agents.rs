@@ -5,11 +5,10 @@
 //! up appends; a session links to the branch of its cwd's repository.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::support;
+use crate::support::{self, git};
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
@@ -507,24 +506,6 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &dest).unwrap();
         }
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The agents whose transcripts name no working directory: their sessions link to no branch.

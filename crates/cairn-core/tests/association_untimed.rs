@@ -7,33 +7,14 @@
 //! what was added since a capture long before does not.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::support;
+use crate::support::{self, git};
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use serde_json::json;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// Cursor's project slug of a folder: every character that is not a letter or digit as `-`.
 fn slug(p: &Path) -> String {

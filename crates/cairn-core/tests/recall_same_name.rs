@@ -12,29 +12,11 @@ use cairn_core::archive::Agent;
 use cairn_core::recall::model::{EntryType, ReviewState, Scope, Status, Surface};
 use serde_json::json;
 
-use crate::support;
+use crate::support::{self, git};
 
 const ORIGIN_A: &str = "https://git.example.com/client-a/api.git";
 const ORIGIN_B: &str = "https://git.example.com/client-b/api.git";
 const LEFT_OUT_ONE: &str = "1 note from another repository also named api is left out.";
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A repository named `api` under `parent`, on `main` with one commit, and `origin` when given.
 fn repo(parent: &Path, origin: Option<&str>) -> PathBuf {

@@ -4,36 +4,17 @@
 //! says how many and what serves them. Built on a real git repository and the real Claude
 //! fixture `short.jsonl`, captured as if it ran there.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use cairn_core::Cairn;
 use cairn_core::archive::Agent;
 use serde_json::json;
 
-use crate::support;
+use crate::support::{self, git};
 
 const BRANCH: &str = "feature/login";
 const SESSION: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
 const WARNING: &str = "feature/login: start postgres before phx.server";
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A repository `shop` on [`BRANCH`], the fixture session captured as run there, and five
 /// notes a person reviewed, all learnt on that branch: one warning scoped to the branch, the

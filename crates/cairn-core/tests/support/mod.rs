@@ -13,6 +13,27 @@ use cairn_core::archive::capture::Quiet;
 use cairn_core::archive::discover::{self, DirOrigin, FoundFile, SourceDir};
 use cairn_core::archive::sources::FileRole;
 
+/// `git -C dir args…` with a fixed author and committer, failing the test with git's message
+/// when git fails; its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Cases a property test runs: `default` (over whole fixture transcripts few, since each case
 /// captures a transcript several times), or `PROPTEST_CASES` for a longer hunt.
 pub fn proptest_cases(default: u32) -> u32 {
