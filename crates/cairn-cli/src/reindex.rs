@@ -174,7 +174,11 @@ fn describe_rebuild(out: &mut impl Write, r: &RebuildReport) -> std::io::Result<
             held(false, r.copy_lines_to_redact)
         )?;
     }
-    for (title, list) in [("Rebuilt in part", &r.torn), ("Not rebuilt", &r.skipped)] {
+    for (title, list) in [
+        ("Rebuilt in part", &r.torn),
+        ("Rebuilt as their own session", &r.rekeyed),
+        ("Not rebuilt", &r.skipped),
+    ] {
         if list.is_empty() {
             continue;
         }

@@ -394,8 +394,9 @@ fn migration_47_leaves_a_copy_torn_inside_its_committed_bytes() {
 }
 
 /// A manifest in one agent's folder naming a session another agent's copies make (forged, or
-/// damaged): the sources of one agent keep the session, the other's is named and passed over,
-/// never put in it; the rest is rebuilt.
+/// damaged): the session's key is not one its own agent and ids make, so it is not believed.
+/// The genuine session keeps its key and sources; the other copy is rebuilt as the session its
+/// own manifest does make, and named; nothing is passed over.
 #[test]
 fn a_manifest_cannot_put_a_source_in_another_agent_s_session() {
     let src = tempfile::tempdir().unwrap();
@@ -432,24 +433,25 @@ fn a_manifest_cannot_put_a_source_in_another_agent_s_session() {
     }
 
     let report = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
-    assert_eq!(report.skipped.len(), 1, "{report:#?}");
-    // Which of the two keeps the session is the archive's order (the first session row);
-    // the other is passed over.
-    let skipped = &report.skipped[0];
+    assert!(report.skipped.is_empty(), "{report:#?}");
+    assert_eq!(report.rekeyed.len(), 1, "{report:#?}");
+    assert_eq!(PathBuf::from(&report.rekeyed[0].copy), codex, "{report:#?}");
     assert!(
-        [&claude, &codex].contains(&&PathBuf::from(&skipped.copy)),
-        "{report:#?}"
-    );
-    assert!(
-        skipped
+        report.rekeyed[0]
             .reason
-            .contains("puts a codex source in a session of claude's copies")
-            || skipped
-                .reason
-                .contains("puts a claude source in a session of codex's copies"),
+            .contains("which its agent and ids do not make"),
         "{report:#?}"
     );
-    assert_eq!(i64::from(report.sessions), sessions - 1, "{report:#?}");
+    assert_eq!(i64::from(report.sessions), sessions, "{report:#?}");
+    let owner_agent: String = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT agent FROM sessions WHERE session_key = ?1",
+            [owner["session"]["key"].as_str().unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(owner_agent, "claude");
     assert_eq!(
         support::count(
             data.path(),

@@ -80,6 +80,7 @@ fn rebuilt(what: &str, data: &Path) -> RebuildReport {
     let report = Cairn::rebuild_from_copies(data, &Quiet).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(report.skipped.is_empty(), "{what}: {report:#?}");
     assert!(report.torn.is_empty(), "{what}: {report:#?}");
+    assert!(report.rekeyed.is_empty(), "{what}: {report:#?}");
     report
 }
 
@@ -408,6 +409,250 @@ fn migration_47_describes_the_copies_of_an_older_archive() {
         support::count(&data, "SELECT COUNT(*) FROM recall_entries"),
         entries
     );
+}
+
+/// The records of `data`'s archive as a person reads them (kind, role, text), session by
+/// session in key order, each in order.
+fn records_read(data: &Path) -> Vec<(String, Option<String>, Option<String>)> {
+    let db = Connection::open(data.join("cairn.db")).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT r.kind, r.role, r.text FROM records r JOIN sessions s ON s.id = r.session_id
+             ORDER BY s.session_key, r.ordinal",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The archive-v11 fixture (schema 11, before manifests) in a data dir under `dir`, its copy's
+/// bytes made by `copy` from the fixture's. Returns the data dir and the copy.
+fn v11_with(dir: &Path, copy: impl Fn(&[u8]) -> Vec<u8>) -> (PathBuf, PathBuf) {
+    let fixture = support::fixtures().join("archive-v11");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = zstd::stream::decode_all(std::fs::File::open(fixture.join("cairn.db.zst")).unwrap())
+        .unwrap();
+    std::fs::write(data.join("cairn.db"), db).unwrap();
+    copy_tree(&fixture.join("retained"), &data.join("retained"));
+    let path = copies_of(&data).pop().unwrap();
+    let bytes = copy(&std::fs::read(&path).unwrap());
+    std::fs::write(&path, bytes).unwrap();
+    (data, path)
+}
+
+/// Migration 47 on a copy whose first data frame is damaged (its magic number gone) and whose
+/// later frames are sound, whether the archive knows the copy's committed length or not (its
+/// row names a later generation: the copy is an older one's, read whole): every byte of it
+/// stays and the manifest goes after them, and a rebuild reads the sound frames past the
+/// damage, naming it. A tail a write cut off mid-frame is still cut.
+#[test]
+fn migration_47_keeps_a_damaged_copy_and_a_rebuild_reads_past_the_damage() {
+    // What the sound copy rebuilds to.
+    let sound = tempfile::tempdir().unwrap();
+    let (data, _) = v11_with(sound.path(), <[u8]>::to_vec);
+    drop(Cairn::open(&data).unwrap());
+    Cairn::rebuild_from_copies(&data, &Quiet).unwrap();
+    let want = records_read(&data);
+    assert!(want.len() >= 8, "{want:?}");
+
+    // The fixture's copy (a data frame and its key frame) twice, as two batches would write
+    // it; the first data frame's magic number is gone.
+    let damage = |b: &[u8]| {
+        let mut out = [b, b].concat();
+        out[..4].fill(0);
+        out
+    };
+    for case in ["older generation", "committed length"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, copy) = v11_with(dir.path(), damage);
+        let damaged = std::fs::read(&copy).unwrap();
+        let db = Connection::open(data.join("cairn.db")).unwrap();
+        match case {
+            "older generation" => db.execute("UPDATE sources SET generation = 1", []),
+            _ => db.execute(
+                "UPDATE sources SET retained_len = ?1",
+                [damaged.len() as i64],
+            ),
+        }
+        .unwrap();
+        drop(db);
+        drop(Cairn::open(&data).unwrap());
+        let described = std::fs::read(&copy).unwrap();
+        assert!(
+            described.len() > damaged.len() && described[..damaged.len()] == damaged[..],
+            "{case}: the copy lost bytes ({} of {})",
+            described.len(),
+            damaged.len()
+        );
+        assert_eq!(
+            described[damaged.len()..damaged.len() + 4],
+            MANIFEST_MAGIC,
+            "{case}: no manifest after its bytes"
+        );
+
+        lose_database(&data);
+        let report = Cairn::rebuild_from_copies(&data, &Quiet).unwrap();
+        assert!(report.skipped.is_empty(), "{case}: {report:#?}");
+        let shown = copy.display().to_string();
+        assert!(
+            report
+                .torn
+                .iter()
+                .any(|t| t.copy == shown && t.reason.contains("at byte 0 are no frame")),
+            "{case}: the damage is not named: {report:#?}"
+        );
+        assert_eq!(records_read(&data), want, "{case}");
+        assert_eq!(std::fs::read(&copy).unwrap(), described, "{case}");
+    }
+
+    // A tail a write cut off (a frame's beginning, nothing whole after it) is cut.
+    let dir = tempfile::tempdir().unwrap();
+    let (data, copy) = v11_with(dir.path(), |b| [b, &b[..100]].concat());
+    let whole = std::fs::read(&copy).unwrap().len() - 100;
+    Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .execute("UPDATE sources SET generation = 1", [])
+        .unwrap();
+    drop(Cairn::open(&data).unwrap());
+    let manifest = &std::fs::read(&copy).unwrap()[whole..];
+    assert_eq!(
+        manifest[..4],
+        MANIFEST_MAGIC,
+        "the torn tail is still there"
+    );
+    let len = u32::from_le_bytes(manifest[4..8].try_into().unwrap()) as usize;
+    assert_eq!(manifest.len(), 8 + len, "the torn tail is still there");
+}
+
+/// A copy a capture wrote in two batches whose first data frame is damaged: a rebuild keeps
+/// every byte of it and reads the second batch's records past the damage; the next capture
+/// appends after the damage, cutting nothing.
+#[test]
+fn a_rebuild_reads_past_damage_and_the_next_capture_appends_after_it() {
+    let src = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(support::fixtures().join("claude/small.jsonl")).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let half = lines.len() / 2;
+    let file = src.path().join("small.jsonl");
+    std::fs::write(&file, lines[..half].concat()).unwrap();
+    let files = support::found(Agent::Claude, src.path());
+    let data = tempfile::tempdir().unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    std::fs::write(&file, lines.concat()).unwrap();
+    cairn.capture_paths(&files, &Quiet).unwrap();
+    drop(cairn);
+    let later: Vec<String> = {
+        let db = Connection::open(data.path().join("cairn.db")).unwrap();
+        let mut stmt = db
+            .prepare("SELECT text FROM records WHERE kind = 'message' AND line_no >= ?1")
+            .unwrap();
+        stmt.query_map([half as i64], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert!(!later.is_empty());
+    let copy = copies_of(data.path()).pop().unwrap();
+    let (_, frames) = manifest_of(&copy);
+    let mut bytes = std::fs::read(&copy).unwrap();
+    let first = bytes.len() - frames.len();
+    assert_eq!(bytes[first..first + 4], 0xFD2F_B528u32.to_le_bytes());
+    bytes[first..first + 4].fill(0);
+    std::fs::write(&copy, &bytes).unwrap();
+
+    lose_database(data.path());
+    let report = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    assert!(report.skipped.is_empty(), "{report:#?}");
+    assert_eq!(report.torn.len(), 1, "{report:#?}");
+    assert!(
+        report.torn[0].reason.contains("are no frame (damaged)"),
+        "{report:#?}"
+    );
+    let got: Vec<String> = records_read(data.path())
+        .into_iter()
+        .filter_map(|(_, _, text)| text)
+        .collect();
+    for text in &later {
+        assert!(got.contains(text), "{text:?} not rebuilt: {got:?}");
+    }
+    assert_eq!(std::fs::read(&copy).unwrap(), bytes);
+    let committed = support::count(data.path(), "SELECT retained_len FROM sources");
+    assert_eq!(committed, bytes.len() as i64, "the damage is the copy's");
+
+    std::fs::write(&file, [&text, "\n"].concat()).unwrap();
+    Cairn::open(data.path())
+        .unwrap()
+        .capture_paths(&files, &Quiet)
+        .unwrap();
+    let kept: Vec<Vec<u8>> = copies_of(data.path())
+        .iter()
+        .map(|c| std::fs::read(c).unwrap())
+        .collect();
+    assert!(
+        kept.iter().any(|k| k.starts_with(&bytes)),
+        "a capture cut the damaged copy"
+    );
+}
+
+/// A copy's manifest forged to name another agent's session, with the first place in the
+/// archive's order: the genuine session comes back with every record, and the forged copy
+/// is rebuilt as the session its own agent and ids make, named.
+#[test]
+fn a_manifest_naming_another_agents_session_does_not_take_its_place() {
+    let src = tempfile::tempdir().unwrap();
+    copy_tree(&support::fixtures().join("claude"), &src.path().join("c"));
+    copy_tree(&support::fixtures().join("codex"), &src.path().join("x"));
+    let mut files = support::found(Agent::Claude, &src.path().join("c"));
+    files.extend(support::found(Agent::Codex, &src.path().join("x")));
+    let data = tempfile::tempdir().unwrap();
+    Cairn::open(data.path())
+        .unwrap()
+        .capture_paths(&files, &Quiet)
+        .unwrap();
+    let want = records_read(data.path());
+    let sessions = support::count(data.path(), "SELECT COUNT(*) FROM sessions");
+    let (victim, records): (String, i64) = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT session_key, record_count FROM sessions WHERE agent = 'claude'
+             ORDER BY record_count DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let forged = copies_of(data.path())
+        .into_iter()
+        .find(|c| c.parent().unwrap().ends_with("codex"))
+        .unwrap();
+    let (mut manifest, _) = manifest_of(&forged);
+    manifest["session"]["key"] = serde_json::json!(victim);
+    manifest["session_row"] = serde_json::json!(0);
+    with_manifest(&forged, manifest.to_string().as_bytes());
+
+    lose_database(data.path());
+    let report = Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    assert!(report.skipped.is_empty(), "{report:#?}");
+    assert_eq!(report.rekeyed.len(), 1, "{report:#?}");
+    assert_eq!(report.rekeyed[0].copy, forged.display().to_string());
+    assert!(report.rekeyed[0].reason.contains(&victim), "{report:#?}");
+    let (agent, rebuilt): (String, i64) = Connection::open(data.path().join("cairn.db"))
+        .unwrap()
+        .query_row(
+            "SELECT agent, record_count FROM sessions WHERE session_key = ?1",
+            [&victim],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((agent.as_str(), rebuilt), ("claude", records));
+    assert_eq!(
+        support::count(data.path(), "SELECT COUNT(*) FROM sessions"),
+        sessions
+    );
+    assert_eq!(records_read(data.path()), want);
 }
 
 /// A generator that answers every prompt with the same short report, recording nothing.

@@ -6,7 +6,9 @@
 //! says what the copies do not hold, and [`survey`] reads every one, naming and passing over
 //! what cannot be trusted (not JSON, a field of the wrong type or value, a path with control
 //! characters, an agent this build does not know, a copy with no manifest, a folder of no
-//! agent). Its sessions are rebuilt one at a time by `capture::reindex::from_copies`.
+//! agent); a manifest's session key is believed only when its own agent and ids make it
+//! ([`derived_key`]). Its sessions are rebuilt one at a time by `capture::reindex::from_copies`,
+//! which reads past damage in a copy to the frames after it.
 //!
 //! The archive's own rows that only the database held are carried over from the old one where
 //! SQLite still reads them ([`carry`], [`carry_findings`], [`carry_published`]): the forget
@@ -48,8 +50,30 @@ pub struct Survey {
     /// were first read.
     pub sessions: Vec<Vec<Described>>,
     pub passed: Vec<Passed>,
+    /// Copies whose manifest names a session its own agent and ids do not make
+    /// ([`derived_key`]): rebuilt as the session they do make, each named with why.
+    pub rekeyed: Vec<Passed>,
     /// Bytes of copy to read.
     pub bytes: u64,
+}
+
+/// The session key a manifest's own agent and ids make, as capture makes one
+/// (`capture::batch::identity`): a sub-agent's from its parent's id and its agent id, a
+/// session's from the agent's own id, else from its transcript's path as the archive keeps
+/// it. The manifest's agent is the copy's folder's ([`Manifest::problem`]).
+pub fn derived_key(manifest: &Manifest) -> Option<String> {
+    let agent = Agent::parse(&manifest.agent)?;
+    let s = &manifest.session;
+    let identity = if manifest.role == "subagent" {
+        format!(
+            "{}/subagents/agent-{}",
+            s.id.as_deref().unwrap_or(&manifest.path),
+            s.agent_id.as_deref().unwrap_or_default()
+        )
+    } else {
+        s.id.clone().unwrap_or_else(|| manifest.path.clone())
+    };
+    Some(crate::keys::session_key(agent, identity.as_bytes()))
 }
 
 /// Read every manifest under `data_dir/retained`, grouping the sources by the session they
@@ -68,7 +92,8 @@ pub fn survey(data_dir: &Path) -> crate::Result<Survey> {
         let Some(newest) = held.copies.values().next_back().cloned() else {
             continue;
         };
-        let manifest = match Retained::manifest_in(&held.copies, &held.agent, &held.source_key) {
+        let mut manifest = match Retained::manifest_in(&held.copies, &held.agent, &held.source_key)
+        {
             Ok(Some(Ok(m))) => m,
             Ok(Some(Err(reason))) => {
                 out.passed.push(Passed {
@@ -95,6 +120,26 @@ pub fn survey(data_dir: &Path) -> crate::Result<Survey> {
                 continue;
             }
         };
+        // A session key is believed only when the manifest's own agent and ids make it: a
+        // key is a hash, so a manifest naming another agent's session (forged, or a copy from
+        // elsewhere) cannot make it, and never takes that session's place. The copy is still
+        // rebuilt, as the session its manifest does make (what a capture of its transcript
+        // would have stored it as), and named: refusing it would lose lines that may be the
+        // only copy left. Its claimed place in the archive's order is not believed either.
+        if let Some(derived) = derived_key(&manifest)
+            && derived != manifest.session.key
+        {
+            out.rekeyed.push(Passed {
+                what: newest.clone(),
+                reason: format!(
+                    "its manifest names session {}, which its agent and ids do not make: \
+                     rebuilt as session {derived}",
+                    manifest.session.key
+                ),
+            });
+            manifest.session.key = derived;
+            manifest.session_row = None;
+        }
         out.bytes += held
             .copies
             .values()
@@ -108,42 +153,14 @@ pub fn survey(data_dir: &Path) -> crate::Result<Survey> {
                 copies: held.copies,
             });
     }
+    // Every key is made from its manifest's agent (above), so a session's sources are one
+    // agent's: no copy of another agent's folder can claim a session and put its owner out.
     let mut sessions: Vec<Vec<Described>> = by_session.into_values().collect();
     for sources in &mut sessions {
         sources.sort_by(|a, b| {
             (&a.manifest.first_read, &a.manifest.path)
                 .cmp(&(&b.manifest.first_read, &b.manifest.path))
         });
-        // A session is one agent's (its key is made from the agent's name): a manifest putting
-        // a source of another agent's folder in it (forged, or damaged) is not trusted to,
-        // and the first source the archive made keeps the session.
-        let Some(owner) = sources
-            .iter()
-            .min_by_key(|d| d.manifest.session_row.unwrap_or(i64::MAX))
-            .map(|d| d.manifest.agent.clone())
-        else {
-            continue;
-        };
-        for stranger in sources.extract_if(.., |d| d.manifest.agent != owner) {
-            out.bytes -= stranger
-                .copies
-                .values()
-                .map(|c| std::fs::metadata(c).map_or(0, |m| m.len()))
-                .sum::<u64>()
-                .min(out.bytes);
-            out.passed.push(Passed {
-                what: stranger
-                    .copies
-                    .values()
-                    .next_back()
-                    .cloned()
-                    .unwrap_or_default(),
-                reason: format!(
-                    "its manifest puts a {} source in a session of {owner}'s copies",
-                    stranger.manifest.agent
-                ),
-            });
-        }
     }
     // In the order the archive made them (its rows', where the manifests say), then by when
     // they were first read.
@@ -478,8 +495,9 @@ pub(crate) fn source_by_rows(conn: &Connection, source: i64) -> rusqlite::Result
 /// Migration 47: the manifest of every source an older build retained, from its rows (the
 /// session it belongs to now, first read when its first capture was), appended to its newest
 /// copy (the current generation's committed length moving with it), where the copy's
-/// committed frames end: a tail a crash cut off mid-frame is cut first, never counted
-/// ([`Retained::describe`]). A source none of whose copies is there is passed over (a rebuild
+/// committed bytes end ([`Retained::describe`]): an older generation's copy, or one whose row
+/// records no length, has no committed length, and only a tail a crash cut off mid-frame is
+/// cut from it; damage in it is kept, the manifest written after it. A source none of whose copies is there is passed over (a rebuild
 /// could not read it anyway); a copy that cannot be written, or whose committed bytes end
 /// inside a frame, is logged and passed over (the archive opens all the same; a rebuild names
 /// the copy without a manifest). Running it again writes nothing new.
@@ -496,7 +514,8 @@ pub fn describe_every_source(conn: &Connection, data_dir: &Path) -> rusqlite::Re
         else {
             continue;
         };
-        // Only the current generation's length is recorded; an older one is read whole.
+        // Only the current generation's length is recorded (0: none); an older one's is not
+        // known, and `describe` cuts nothing from it but a torn tail.
         let current = newest == by.generation;
         let committed = if current { by.committed } else { 0 };
         let copy = retained.path(by.agent, key, newest);

@@ -16,6 +16,11 @@
 //!
 //! Crash safety: the store records the copy's length after each committed batch. Bytes past that
 //! length are a batch whose transaction never committed; they are cut off before the next append.
+//! Where no length is recorded (an older generation's copy) only a *torn tail* is ever cut: the
+//! copy's last bytes when they are a frame's beginning cut short with no whole frame after them.
+//! Bytes inside a copy that are no frame are *damage*: kept byte for byte, refused by every
+//! reader that would store or write less than the copy held (a reindex, a rewrite), and read
+//! past, to the frames after them, by a rebuild from the copies alone ([`Retained::lines_past_damage`]).
 //!
 //! A source's copy opens with a skippable frame describing it ([`Manifest`]): the agent, the
 //! path as the archive keeps it, the role, the read kind and the session, what the copies do
@@ -109,7 +114,11 @@ impl Retained {
         expected_len > 0 && fs::metadata(path).map_or(true, |m| m.len() < expected_len)
     }
 
-    /// Append encoded bytes to the copy whose committed length is `expected_len`.
+    /// Append encoded bytes to the copy whose committed length is `expected_len`. Bytes past
+    /// it are cut first: the store records a copy's length in the transaction that commits
+    /// its batch, so they are a batch that never committed. A caller with no committed length
+    /// to give (migration 47 on an older generation's copy) gives the copy's length less a
+    /// torn tail ([`Retained::whole_len`]): damage is never cut, only written after.
     pub fn append(&self, path: &Path, expected_len: u64, encoded: &[u8]) -> Result<Appended> {
         if let Some(dir) = path.parent() {
             crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
@@ -186,8 +195,34 @@ impl Retained {
     }
 
     /// The lines of [`Retained::read_committed`] one data frame at a time, so a reader holds
-    /// a frame's text, not the copy's (the copy stays in memory compressed).
+    /// a frame's text, not the copy's (the copy stays in memory compressed). A tail a write
+    /// cut off mid-frame is left out; bytes inside the copy that are no frame (damage) are
+    /// an error: a reader that stores what it reads in place of what the archive holds
+    /// (a reindex) must not lose the lines they held.
     pub fn lines(&self, path: &Path, first_line_no: u64, committed: u64) -> Result<CopyLines> {
+        self.open_lines(path, first_line_no, committed, false)
+    }
+
+    /// [`Retained::lines`] read past damage: the frames after bytes that are no frame are read
+    /// as the copy's next lines (the damaged bytes' lines are lost: those after are numbered
+    /// as they are read, and take the key a frame lists for them only when it is provably
+    /// theirs). For a rebuild from the copies alone, where nothing else holds them.
+    pub fn lines_past_damage(
+        &self,
+        path: &Path,
+        first_line_no: u64,
+        committed: u64,
+    ) -> Result<CopyLines> {
+        self.open_lines(path, first_line_no, committed, true)
+    }
+
+    fn open_lines(
+        &self,
+        path: &Path,
+        first_line_no: u64,
+        committed: u64,
+        past_damage: bool,
+    ) -> Result<CopyLines> {
         let mut raw = Vec::new();
         File::open(path)
             .and_then(|mut f| f.read_to_end(&mut raw))
@@ -198,31 +233,48 @@ impl Retained {
         if committed > 0 && (raw.len() as u64) > committed {
             raw.truncate(committed as usize);
         }
-        // The keys first: a key frame follows the data frame whose lines it lists.
+        let mut pieces = pieces(&raw);
+        pieces.retain(|p| !matches!(p, Piece::Torn { .. }));
+        if !past_damage
+            && let Some(Piece::Damaged { at, len }) =
+                pieces.iter().find(|p| matches!(p, Piece::Damaged { .. }))
+        {
+            return Err(damaged(path, *at, *len));
+        }
+        // The keys first: a key frame follows the data frame whose lines it lists. Those after
+        // damage number lines the read cannot number (how many the damage held is not known).
         let mut keys = HashMap::new();
-        let mut pos = 0usize;
-        while pos < raw.len() {
-            let rest = &raw[pos..];
-            if let Some(payload) = hash_frame(rest) {
-                let payload = payload.ok_or_else(|| corrupt(path, "truncated hash frame"))?;
-                for row in String::from_utf8_lossy(payload).lines() {
-                    if let Some((n, h)) = row.split_once(' ')
-                        && let Ok(n) = n.parse::<u64>()
-                    {
+        let mut later = std::collections::HashSet::new();
+        let mut after_damage = false;
+        for piece in &pieces {
+            let Piece::Frame { at, len } = *piece else {
+                after_damage = true;
+                continue;
+            };
+            let Some(Some(payload)) = hash_frame(&raw[at..at + len]) else {
+                continue;
+            };
+            for row in String::from_utf8_lossy(payload).lines() {
+                if let Some((n, h)) = row.split_once(' ')
+                    && let Ok(n) = n.parse::<u64>()
+                {
+                    if after_damage {
+                        later.insert(h.to_owned());
+                    } else {
                         keys.insert(n, h.to_owned());
                     }
                 }
-                pos += 8 + payload.len();
-                continue;
             }
-            pos += zstd::zstd_safe::find_frame_compressed_size(rest)
-                .map_err(|_| corrupt(path, "damaged zstd frame"))?;
         }
         Ok(CopyLines {
             path: path.to_owned(),
             raw,
-            pos: 0,
+            pieces,
+            next_piece: 0,
+            past_damage,
             keys,
+            later,
+            unaligned: false,
             next_line: first_line_no,
             tail: Vec::new(),
             ready: std::collections::VecDeque::new(),
@@ -250,6 +302,19 @@ fn corrupt(path: &Path, what: &str) -> Error {
     }
 }
 
+/// The error of a copy holding `len` damaged bytes at byte `at`, which a reader or writer that
+/// would lose what they held refuses.
+fn damaged(path: &Path, at: usize, len: usize) -> Error {
+    corrupt(
+        path,
+        &format!(
+            "{} at byte {at} are no frame (damaged); the copy is left as it is, and a rebuild \
+             from the copies (cairn reindex --from-copies) reads the frames after them",
+            crate::text::plural(len as u64, "byte")
+        ),
+    )
+}
+
 /// A retained copy's lines in order, decoded one data frame at a time ([`Retained::lines`]).
 /// Every line ended by a line end is one, an empty one too: capture writes an empty line where
 /// it skipped one (longer than the limit), so the lines after keep their numbers. After an
@@ -257,9 +322,18 @@ fn corrupt(path: &Path, what: &str) -> Error {
 pub struct CopyLines {
     path: PathBuf,
     raw: Vec<u8>,
-    pos: usize,
+    /// The copy's frames and damage, its torn tail left out ([`pieces`]).
+    pieces: Vec<Piece>,
+    next_piece: usize,
+    /// Whether damage is passed over ([`Retained::lines_past_damage`]) or an error.
+    past_damage: bool,
     /// Line number to the key its frame lists, taken as the line is read.
     keys: HashMap<u64, String>,
+    /// The keys listed after damage, whose line numbers the read cannot tell.
+    later: std::collections::HashSet<String>,
+    /// Whether damage was passed over: the lines read since are not numbered as the copy
+    /// numbered them.
+    unaligned: bool,
     next_line: u64,
     /// The start of a line a frame ended without its line end.
     tail: Vec<u8>,
@@ -271,45 +345,81 @@ impl CopyLines {
     fn push(&mut self, text: Vec<u8>) {
         let line_no = self.next_line;
         self.next_line += 1;
+        // After damage a listed key is the line's only when it is the key of the line as
+        // held (a redacted line's: [`crate::keys::redacted_record_hash`]); no other key is
+        // given to a line whose number may be another's.
+        let record_hash = if self.unaligned {
+            let key = crate::keys::redacted_record_hash(&text);
+            self.later.contains(&key).then_some(key)
+        } else {
+            self.keys.remove(&line_no)
+        };
         self.ready.push_back(RetainedLine {
             line_no,
-            record_hash: self.keys.remove(&line_no),
+            record_hash,
             text,
         });
+    }
+
+    /// Pass over damage: the start of a line a frame left open ends there (what followed it
+    /// is lost), and the lines after are not numbered as the copy numbered them.
+    fn pass_damage(&mut self) {
+        if !self.tail.is_empty() {
+            let tail = std::mem::take(&mut self.tail);
+            self.push(tail);
+        }
+        self.unaligned = true;
     }
 
     /// Decode the next data frame into `ready`; `false` at the end of the copy.
     fn decode_next(&mut self) -> Result<bool> {
         loop {
-            let rest = &self.raw[self.pos..];
-            if rest.is_empty() {
+            let Some(&piece) = self.pieces.get(self.next_piece) else {
                 if !self.tail.is_empty() {
                     let tail = std::mem::take(&mut self.tail);
                     self.push(tail);
                     return Ok(true);
                 }
                 return Ok(false);
-            }
-            if let Some(payload) = hash_frame(rest) {
-                self.pos += 8 + payload.map_or(0, <[u8]>::len);
+            };
+            self.next_piece += 1;
+            let (at, len) = match piece {
+                Piece::Frame { at, len } => (at, len),
+                // Only a read past damage holds any (the torn tail is left out at the open).
+                Piece::Damaged { .. } | Piece::Torn { .. } => {
+                    self.pass_damage();
+                    if !self.ready.is_empty() {
+                        return Ok(true);
+                    }
+                    continue;
+                }
+            };
+            let rest = &self.raw[at..at + len];
+            // A key frame, the manifest, or a frame a later build writes: no lines in it.
+            if skippable_len(rest).is_some() {
                 continue;
             }
-            // The manifest, or a frame a later build writes: no lines in it.
-            if let Some(len) = skippable_len(rest) {
-                self.pos += len;
-                continue;
-            }
-            let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
-                .map_err(|_| corrupt(&self.path, "damaged zstd frame"))?;
             let mut frame = Vec::new();
-            zstd::stream::read::Decoder::new(&rest[..frame_len])
+            let decoded = zstd::stream::read::Decoder::new(rest)
                 .map(zstd::stream::read::Decoder::single_frame)
-                .and_then(|mut d| d.read_to_end(&mut frame))
-                .map_err(|e| Error::Read {
-                    path: self.path.clone(),
-                    source: e,
-                })?;
-            self.pos += frame_len;
+                .and_then(|mut d| d.read_to_end(&mut frame));
+            match decoded {
+                Ok(_) => {}
+                // A frame whose bytes are damaged past its header: as damage.
+                Err(_) if self.past_damage => {
+                    self.pass_damage();
+                    if !self.ready.is_empty() {
+                        return Ok(true);
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    return Err(Error::Read {
+                        path: self.path.clone(),
+                        source: e,
+                    });
+                }
+            }
             let mut pieces = frame.split(|b| *b == b'\n').peekable();
             while let Some(piece) = pieces.next() {
                 if pieces.peek().is_none() {
@@ -391,9 +501,18 @@ impl Retained {
         if let Some(dir) = tmp.parent() {
             crate::private::create_dir_all(dir).map_err(|e| self.write_err(dir, e))?;
         }
+        let held = fs::read(path).ok();
+        // A rewrite holds the lines read, and no more: a copy with damage in it is not
+        // written again, so the damaged bytes (and what a tool may yet read of them) stay.
+        if let Some((at, len)) = held
+            .as_deref()
+            .and_then(|raw| damage_in(raw).first().copied())
+        {
+            return Err(damaged(path, at as usize, len as usize));
+        }
         // The copy's manifest goes with it (the rewrite holds its lines again, and no more),
         // never as it was written: a build whose rules missed a secret wrote it.
-        let manifests: Vec<Vec<u8>> = fs::read(path)
+        let manifests: Vec<Vec<u8>> = held
             .map(|raw| {
                 let held = manifest_payloads(&raw);
                 match rows {
@@ -864,27 +983,199 @@ fn skippable_len(rest: &[u8]) -> Option<usize> {
     (len <= rest.len()).then_some(len)
 }
 
-/// The payloads of the manifest frames among the whole frames at the start of `raw`, in order.
+/// The payloads of the manifest frames among the whole frames of `raw`, in order (damage
+/// passed over).
 fn manifest_payloads(raw: &[u8]) -> Vec<&[u8]> {
-    let mut found = Vec::new();
-    let mut pos = 0usize;
-    while pos < raw.len() {
-        let rest = &raw[pos..];
-        let len = match skippable_len(rest) {
-            Some(len) => {
-                if rest[..4] == MANIFEST_FRAME_MAGIC.to_le_bytes() {
-                    found.push(&rest[8..len]);
-                }
-                len
+    pieces(raw)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Frame { at, len } if raw[at..at + 4] == MANIFEST_FRAME_MAGIC.to_le_bytes() => {
+                Some(&raw[at + 8..at + len])
             }
-            None => match zstd::zstd_safe::find_frame_compressed_size(rest) {
-                Ok(n) if n > 0 && n <= rest.len() => n,
-                _ => break,
-            },
-        };
-        pos += len;
+            _ => None,
+        })
+        .collect()
+}
+
+/// The magic number that opens a zstd frame.
+const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+/// The magic numbers of skippable frames, less their last four bits.
+const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
+/// The most bytes a zstd block holds.
+const MAX_BLOCK: usize = 128 * 1024;
+
+/// A run of a copy's bytes, as [`pieces`] cuts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    /// A whole frame, zstd or skippable, of `len` bytes at byte `at`.
+    Frame { at: usize, len: usize },
+    /// Bytes that are no frame, with a whole frame or the copy's end after them: damage, kept
+    /// as it is (nothing ever cuts it).
+    Damaged { at: usize, len: usize },
+    /// The copy's last bytes, a frame's beginning cut short, with no whole frame after it: a
+    /// write a crash or a full disk stopped, never committed. The only bytes a cut takes away
+    /// when the store gives no committed length.
+    Torn { at: usize, len: usize },
+}
+
+/// What the bytes at the start of `rest` are.
+enum Start {
+    /// A whole frame of this many bytes.
+    Whole(usize),
+    /// A frame's beginning that goes on past the end of `rest`.
+    Short,
+    /// No frame's beginning.
+    No,
+}
+
+/// What the bytes at the start of `rest` are: a whole frame, one cut short, or neither.
+fn frame_at(rest: &[u8]) -> Start {
+    if let Some(len) = skippable_len(rest) {
+        return Start::Whole(len);
     }
-    found
+    if rest.len() < 4 {
+        // The beginning of a magic number, cut short?
+        let zstd = ZSTD_MAGIC.to_le_bytes();
+        let skip = SKIPPABLE_MAGIC.to_le_bytes();
+        let magic = !rest.is_empty()
+            && (*rest == zstd[..rest.len()]
+                || (rest[0] & 0xF0 == skip[0] && rest[1..] == skip[1..rest.len()]));
+        return if magic { Start::Short } else { Start::No };
+    }
+    let magic = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
+    if magic & 0xFFFF_FFF0 == SKIPPABLE_MAGIC {
+        // Not whole (above): its length, or the payload it gives, runs past the end.
+        return Start::Short;
+    }
+    if magic != ZSTD_MAGIC {
+        return Start::No;
+    }
+    match zstd::zstd_safe::find_frame_compressed_size(rest) {
+        Ok(n) if n > 0 && n <= rest.len() => Start::Whole(n),
+        _ if zstd_cut_short(rest) => Start::Short,
+        _ => Start::No,
+    }
+}
+
+/// Whether the zstd frame at the start of `rest`, which zstd does not read as whole, is one
+/// whose header and block headers read well up to the end of `rest` and go on past it (cut
+/// short), rather than one whose bytes are damaged.
+fn zstd_cut_short(rest: &[u8]) -> bool {
+    let Some(&descriptor) = rest.get(4) else {
+        return true;
+    };
+    if descriptor & 0x08 != 0 {
+        // The reserved bit.
+        return false;
+    }
+    let single_segment = descriptor & 0x20 != 0;
+    let mut p = 5 + usize::from(!single_segment);
+    p += [0, 1, 2, 4][usize::from(descriptor & 0x03)];
+    p += [usize::from(single_segment), 2, 4, 8][usize::from(descriptor >> 6)];
+    loop {
+        let Some(h) = rest.get(p..p + 3) else {
+            return true;
+        };
+        let header = u32::from(h[0]) | (u32::from(h[1]) << 8) | (u32::from(h[2]) << 16);
+        let size = (header >> 3) as usize;
+        p += 3;
+        match (header >> 1) & 3 {
+            3 => return false,
+            _ if size > MAX_BLOCK => return false,
+            1 => p += 1,
+            _ => p += size,
+        }
+        if p > rest.len() {
+            return true;
+        }
+        if header & 1 == 1 {
+            break;
+        }
+    }
+    if descriptor & 0x04 != 0 {
+        p += 4;
+    }
+    p > rest.len()
+}
+
+/// The first byte at or after `from` where a whole frame starts, if any.
+fn next_frame(raw: &[u8], from: usize) -> Option<usize> {
+    let zstd = ZSTD_MAGIC.to_le_bytes();
+    let skip = SKIPPABLE_MAGIC.to_le_bytes();
+    (from..raw.len().saturating_sub(7)).find(|&at| {
+        let m = &raw[at..at + 4];
+        (*m == zstd || (m[0] & 0xF0 == skip[0] && m[1..] == skip[1..]))
+            && matches!(frame_at(&raw[at..]), Start::Whole(_))
+    })
+}
+
+/// `raw` (a copy, or its committed bytes) cut into its whole frames, the damage between them
+/// and a torn tail ([`Piece`]): a run that starts no whole frame is a torn tail only when it
+/// is the beginning of one cut short and no whole frame follows it; otherwise it is damage,
+/// and the frames after it are the copy's still. Damage running to the end ends where a
+/// frame's beginning cut short starts, if one does: from there it is a torn tail.
+fn pieces(raw: &[u8]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < raw.len() {
+        let start = frame_at(&raw[at..]);
+        if let Start::Whole(len) = start {
+            out.push(Piece::Frame { at, len });
+            at += len;
+            continue;
+        }
+        match next_frame(raw, at + 1) {
+            Some(next) => {
+                out.push(Piece::Damaged { at, len: next - at });
+                at = next;
+            }
+            None => {
+                // Damage may run into a frame's beginning cut short (its whole magic number
+                // there): that is still a torn tail, as a frame appended after it would be
+                // read as its end. A few bytes that could begin a magic number are damage.
+                let torn = match start {
+                    Start::Short => Some(at),
+                    _ => (at + 1..raw.len().saturating_sub(3))
+                        .find(|&p| matches!(frame_at(&raw[p..]), Start::Short)),
+                };
+                if let Some(torn) = torn {
+                    if torn > at {
+                        out.push(Piece::Damaged { at, len: torn - at });
+                    }
+                    out.push(Piece::Torn {
+                        at: torn,
+                        len: raw.len() - torn,
+                    });
+                } else {
+                    out.push(Piece::Damaged {
+                        at,
+                        len: raw.len() - at,
+                    });
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// How many bytes of `raw` are the copy's: all of them but a torn tail ([`Piece::Torn`]).
+fn kept_len(raw: &[u8]) -> u64 {
+    match pieces(raw).last() {
+        Some(Piece::Torn { at, .. }) => *at as u64,
+        _ => raw.len() as u64,
+    }
+}
+
+/// The damaged runs of `raw` (byte and length), in order.
+fn damage_in(raw: &[u8]) -> Vec<(u64, u64)> {
+    pieces(raw)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Damaged { at, len } => Some((at as u64, len as u64)),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Retained {
@@ -895,13 +1186,15 @@ impl Retained {
         skippable(MANIFEST_FRAME_MAGIC, &manifest_payload(manifest))
     }
 
-    /// Append `manifest` to the copy at `path`, whose committed length is `committed` (0: all
-    /// of it, up to a frame cut off), unless its last manifest says the same: migration 47's
-    /// description of a source an older build retained. Returns the copy's length when it
-    /// grew. Appended where the copy's committed frames end, as a capture's batch is: bytes
-    /// after them (a batch never committed, a frame a crash cut off) are cut first, so none
-    /// is ever counted in the copy's length. A copy whose committed bytes end inside a frame
-    /// (damaged) is refused, named, and left as it is.
+    /// Append `manifest` to the copy at `path`, whose committed length is `committed` (0: not
+    /// known, as of an older generation's copy: all of it but a torn tail), unless its last
+    /// manifest says the same: migration 47's description of a source an older build
+    /// retained. Returns the copy's length when it grew. Appended where the copy's committed
+    /// bytes end, as a capture's batch is: bytes after them (a batch never committed) are cut
+    /// first, so none is ever counted in the copy's length. Where no committed length is known
+    /// the only bytes cut are a torn tail ([`Piece::Torn`]): damage anywhere is kept byte for
+    /// byte, the manifest appended after it (a rebuild reads the frames on both sides of it).
+    /// A copy whose committed bytes end inside a frame is refused, named, and left as it is.
     pub fn describe(
         &self,
         path: &Path,
@@ -913,7 +1206,7 @@ impl Retained {
             source,
         })?;
         let committed = match committed {
-            0 => whole_frames(&raw),
+            0 => kept_len(&raw),
             n if n > raw.len() as u64 => {
                 return Err(corrupt(
                     path,
@@ -924,12 +1217,11 @@ impl Retained {
                 ));
             }
             n => {
-                let whole = whole_frames(&raw[..n as usize]);
-                if whole < n {
+                if let Some(Piece::Torn { at, .. }) = pieces(&raw[..n as usize]).last() {
                     return Err(corrupt(
                         path,
                         &format!(
-                            "its committed bytes end inside a frame (at byte {whole} of {n}): \
+                            "its committed bytes end inside a frame (at byte {at} of {n}): \
                              no manifest appended"
                         ),
                     ));
@@ -1074,15 +1366,26 @@ impl Retained {
         Ok(found)
     }
 
-    /// How many bytes at the start of the copy at `path` are whole frames: its length, unless
-    /// its tail was cut off mid-frame (a write stopped by a crash or a full disk, or damage),
-    /// which a read must leave out.
+    /// How many bytes of the copy at `path` are the copy's: its length, less a tail a write
+    /// cut off mid-frame (a crash, a full disk: [`Piece::Torn`]), which no read counts.
+    /// Damaged bytes inside the copy count: they are kept, and only a read past damage
+    /// ([`Retained::lines_past_damage`]) reads on after them.
     pub fn whole_len(path: &Path) -> Result<u64> {
         let raw = fs::read(path).map_err(|source| Error::Read {
             path: path.to_owned(),
             source,
         })?;
-        Ok(whole_frames(&raw))
+        Ok(kept_len(&raw))
+    }
+
+    /// The damaged runs of the copy at `path` (byte and length; [`Piece::Damaged`]), in
+    /// order: none in a sound copy.
+    pub fn damage(path: &Path) -> Result<Vec<(u64, u64)>> {
+        let raw = fs::read(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(damage_in(&raw))
     }
 
     /// The copy at `path` (its committed bytes: `committed`, 0 for all of its whole frames) as
@@ -1102,13 +1405,19 @@ impl Retained {
             source,
         })?;
         let end = if committed == 0 {
-            whole_frames(&raw)
+            kept_len(&raw)
         } else {
             committed.min(raw.len() as u64)
         };
         let held = &raw[..end as usize];
-        if whole_frames(held) < end {
-            return Err(corrupt(path, "its committed bytes end inside a frame"));
+        // Written again, a copy keeps every frame: damage would be lost.
+        match pieces(held)
+            .into_iter()
+            .find(|p| !matches!(p, Piece::Frame { .. }))
+        {
+            Some(Piece::Damaged { at, len }) => return Err(damaged(path, at, len)),
+            Some(_) => return Err(corrupt(path, "its committed bytes end inside a frame")),
+            None => {}
         }
         let payloads = manifest_payloads(held);
         // A payload that is not what this build writes of what it reads (a field it does not
@@ -1159,23 +1468,6 @@ impl Retained {
         }
         Ok(bytes.len() as u64)
     }
-}
-
-/// How many bytes at the start of `raw` are whole frames (up to a frame cut off).
-fn whole_frames(raw: &[u8]) -> u64 {
-    let mut pos = 0usize;
-    while pos < raw.len() {
-        let rest = &raw[pos..];
-        let len = match skippable_len(rest) {
-            Some(len) => len,
-            None => match zstd::zstd_safe::find_frame_compressed_size(rest) {
-                Ok(n) if n > 0 && n <= rest.len() => n,
-                _ => break,
-            },
-        };
-        pos += len;
-    }
-    pos as u64
 }
 
 /// The source key and generation a copy's file name `<key>.g<n>.jsonl.zst` gives.
@@ -1317,6 +1609,184 @@ mod tests {
                 .unwrap();
             proptest::prop_assert_eq!(streamed, want);
         }
+    }
+
+    proptest::proptest! {
+        /// A copy of several batches, one data frame of them damaged (its magic number gone,
+        /// or bytes inside it changed), maybe with a tail a write cut off: only the torn tail
+        /// is ever left out of its length, the damage is kept; a reindex's read refuses it,
+        /// and a rebuild's reads every line of the other frames, in order, each keyed as it
+        /// was where the key is provably its own.
+        #[test]
+        fn damage_is_kept_and_read_past_and_only_a_torn_tail_is_cut(
+            batches in proptest::collection::vec(
+                proptest::collection::vec(("[a-z{}\":, ]{1,40}", proptest::bool::ANY), 1..6),
+                2..6),
+            which in 0usize..6,
+            inside in proptest::bool::ANY,
+            torn in 0usize..3,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let r = Retained::new(dir.path());
+            let path = r.path(Agent::Claude, "sha256-d", 0);
+            let (mut len, mut line_no) = (0u64, 0u64);
+            let mut starts = Vec::new();
+            for batch in &batches {
+                let mut text = Vec::new();
+                let mut keys = Vec::new();
+                for (line, redacted) in batch {
+                    let line = if *redacted { format!("{line}[REDACTED:x]") } else { line.clone() };
+                    if *redacted {
+                        keys.push((line_no, crate::keys::redacted_record_hash(line.as_bytes())));
+                    }
+                    text.extend_from_slice(line.as_bytes());
+                    text.push(b'\n');
+                    line_no += 1;
+                }
+                starts.push(len as usize);
+                let encoded = Retained::encode(&text, &keys).unwrap();
+                let Appended::Ok(next) = r.append(&path, len, &encoded).unwrap() else {
+                    panic!("short copy")
+                };
+                len = next;
+            }
+            let hit = which % batches.len();
+            let mut raw = fs::read(&path).unwrap();
+            if inside {
+                // Its first block's type made the reserved one: the frame no longer reads.
+                let frame = &raw[starts[hit]..];
+                let single = frame[4] & 0x20 != 0;
+                let at = 5
+                    + usize::from(!single)
+                    + [0, 1, 2, 4][usize::from(frame[4] & 3)]
+                    + [usize::from(single), 2, 4, 8][usize::from(frame[4] >> 6)];
+                raw[starts[hit] + at] |= 0x06;
+            } else {
+                raw[starts[hit]..starts[hit] + 4].fill(0);
+            }
+            let sound = raw.len() as u64;
+            let cut_off = Retained::encode(b"late\n", &[]).unwrap();
+            let torn = &cut_off[..[1, 7, cut_off.len() - 1][torn]];
+            raw.extend_from_slice(torn);
+            fs::write(&path, &raw).unwrap();
+
+            // A byte that may begin a magic number after damage that runs to the end (the last
+            // batch's, with no key frame after it) is damage too: kept.
+            let to_the_end = hit + 1 == batches.len() && !batches[hit].iter().any(|(_, r)| *r);
+            let kept = if to_the_end && torn.len() < 4 { raw.len() as u64 } else { sound };
+            proptest::prop_assert_eq!(Retained::whole_len(&path).unwrap(), kept);
+            proptest::prop_assert!(!Retained::damage(&path).unwrap().is_empty());
+            proptest::prop_assert!(r.lines(&path, 0, 0).is_err());
+            let want: Vec<(Vec<u8>, bool)> = batches
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != hit)
+                .flat_map(|(_, b)| b.iter())
+                .map(|(line, redacted)| {
+                    let line = if *redacted { format!("{line}[REDACTED:x]") } else { line.clone() };
+                    (line.into_bytes(), *redacted)
+                })
+                .collect();
+            let got: Vec<RetainedLine> = r
+                .lines_past_damage(&path, 0, 0)
+                .unwrap()
+                .collect::<Result<_>>()
+                .unwrap();
+            let texts: Vec<(Vec<u8>, bool)> = got
+                .iter()
+                .map(|l| (l.text.clone(), l.record_hash.is_some()))
+                .collect();
+            proptest::prop_assert_eq!(texts, want);
+            for (n, line) in got.iter().enumerate() {
+                proptest::prop_assert_eq!(line.line_no, n as u64);
+                if let Some(key) = &line.record_hash {
+                    proptest::prop_assert_eq!(key, &crate::keys::redacted_record_hash(&line.text));
+                }
+            }
+            // A manifest where no committed length is known goes after every byte but the
+            // torn tail.
+            let manifest = Manifest {
+                format: MANIFEST_FORMAT,
+                agent: "claude".into(),
+                source_key: "sha256-d".into(),
+                path: "/p/s.jsonl".into(),
+                role: "main".into(),
+                kind: "lines".into(),
+                session: ManifestSession {
+                    key: format!("sha256-{}", "0".repeat(32)),
+                    id: None,
+                    parent_key: None,
+                    relation: None,
+                    agent_id: None,
+                    cwd: None,
+                    title: None,
+                    model: None,
+                    git_branch: None,
+                    provider: None,
+                    tool_version: None,
+                    started_at: None,
+                    updated_at: None,
+                    cumulative_usage: None,
+                },
+                first_read: "2026-01-01T00:00:00Z".into(),
+                session_row: None,
+            };
+            let grown = r.describe(&path, 0, &manifest).unwrap().unwrap();
+            let after = fs::read(&path).unwrap();
+            proptest::prop_assert_eq!(&after[..kept as usize], &raw[..kept as usize]);
+            proptest::prop_assert_eq!(grown, after.len() as u64);
+            proptest::prop_assert_eq!(manifest_payloads(&after).len(), 1);
+        }
+    }
+
+    /// How a copy's bytes are cut into pieces: a frame's beginning cut short is a torn tail
+    /// only when nothing whole follows it; bytes that start no frame are damage wherever.
+    #[test]
+    fn a_torn_tail_is_a_frames_beginning_with_nothing_whole_after_it() {
+        let frame = Retained::encode(b"one\n", &[(0, "k".into())]).unwrap();
+        let data = zstd::bulk::compress(b"one\n", 1).unwrap();
+        let whole = |n: usize| Piece::Frame {
+            at: n,
+            len: data.len(),
+        };
+        assert_eq!(pieces(&data), [whole(0)]);
+        for cut in 1..data.len() {
+            let raw = [&data[..], &data[..cut]].concat();
+            assert_eq!(
+                pieces(&raw),
+                [
+                    whole(0),
+                    Piece::Torn {
+                        at: data.len(),
+                        len: cut
+                    }
+                ],
+                "cut at {cut}"
+            );
+            assert_eq!(kept_len(&raw), data.len() as u64);
+            // The same bytes with a whole frame after them are no torn tail: kept. (Where
+            // the cut-off frame's blocks read on into the next frame, what they take of it
+            // reads as that frame's, and the rest of it as damage.)
+            let raw = [&data[..], &data[..cut], &data[..]].concat();
+            let cut_up = pieces(&raw);
+            assert!(
+                !cut_up.iter().any(|p| matches!(p, Piece::Torn { .. })),
+                "cut at {cut}: {cut_up:?}"
+            );
+            assert_eq!(kept_len(&raw), raw.len() as u64);
+        }
+        // A skippable frame cut short, and bytes that are no frame's beginning at the end.
+        let raw = [&frame[..], &frame[data.len()..frame.len() - 2]].concat();
+        assert!(matches!(pieces(&raw).last(), Some(Piece::Torn { .. })));
+        let raw = [&data[..], b"garbage"].concat();
+        assert_eq!(
+            pieces(&raw)[1],
+            Piece::Damaged {
+                at: data.len(),
+                len: 7
+            }
+        );
+        assert_eq!(kept_len(&raw), raw.len() as u64);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::archive::capture::{CaptureLock, Progress, reindex};
 use crate::archive::rebuild::{self, Described};
+use crate::archive::retain::Retained;
 use crate::archive::store::{DB_FILE, Store};
 use crate::error::{Error, Result};
 use crate::store::{REBUILT, SWAP_MARK, db_err};
@@ -201,8 +202,13 @@ pub struct RebuildReport {
     pub not_carried: Vec<String>,
     /// Copies not rebuilt, with why.
     pub skipped: Vec<RebuildSkip>,
-    /// Copies rebuilt from the frames before a damaged or cut-off end.
+    /// Copies rebuilt in part: a tail a write cut off left out, or damaged bytes passed over
+    /// (the copy kept as it is, the frames on both sides of them read).
     pub torn: Vec<RebuildSkip>,
+    /// Copies whose manifest names a session their own agent and ids do not make (another
+    /// agent's, forged, or damaged): rebuilt as the session they do make.
+    #[serde(default)]
+    pub rekeyed: Vec<RebuildSkip>,
 }
 
 fn small(n: u64) -> u32 {
@@ -308,6 +314,12 @@ impl Cairn {
         report
             .skipped
             .extend(survey.passed.iter().map(|p| RebuildSkip {
+                copy: shown(&p.what),
+                reason: p.reason.clone(),
+            }));
+        report
+            .rekeyed
+            .extend(survey.rekeyed.iter().map(|p| RebuildSkip {
                 copy: shown(&p.what),
                 reason: p.reason.clone(),
             }));
@@ -489,14 +501,29 @@ fn rebuild_session(
             report.copy_lines_to_redact = report
                 .copy_lines_to_redact
                 .saturating_add(small(done.to_redact));
-            for (d, torn) in seeded.into_iter().filter(|(_, torn)| *torn > 0) {
-                report.torn.push(RebuildSkip {
-                    copy: copy_of(d),
-                    reason: format!(
-                        "its last {} are no whole frame (a write cut off, or damage): left out",
-                        crate::text::plural(torn, "byte")
-                    ),
-                });
+            for (d, torn) in seeded {
+                if torn > 0 {
+                    report.torn.push(RebuildSkip {
+                        copy: copy_of(d),
+                        reason: format!(
+                            "its last {} are a frame a write cut off: left out",
+                            crate::text::plural(torn, "byte")
+                        ),
+                    });
+                }
+                for copy in d.copies.values() {
+                    for (at, len) in Retained::damage(copy).unwrap_or_default() {
+                        report.torn.push(RebuildSkip {
+                            copy: shown(copy),
+                            reason: format!(
+                                "{} at byte {at} are no frame (damaged): the lines they held \
+                                 are lost, those of the frames after them rebuilt; the copy \
+                                 is kept as it is",
+                                crate::text::plural(len, "byte")
+                            ),
+                        });
+                    }
+                }
             }
         }
         Err(reason) => {

@@ -86,6 +86,22 @@ impl Plan {
     pub fn session_key(&self) -> &str {
         &self.identity.session_key
     }
+
+    /// A copy's lines as the plan reads them: a rebuild from the copies alone reads past
+    /// damage (nothing else holds the lines after it); a reindex refuses it, so the session's
+    /// records stay as they are rather than lose those of the damaged frames.
+    fn copy_lines(
+        &self,
+        retained: &Retained,
+        copy: &Path,
+        committed: u64,
+    ) -> Result<crate::archive::retain::CopyLines> {
+        if self.identity_from_copy {
+            retained.lines_past_damage(copy, 0, committed)
+        } else {
+            retained.lines(copy, 0, committed)
+        }
+    }
 }
 
 /// What the records of a session were, and are after a reindex.
@@ -380,7 +396,7 @@ pub(crate) fn scan(plan: &Plan, data_dir: &Path) -> Result<Reread> {
             let mut rewrites = Vec::new();
             let mut findings = Vec::new();
             let mut revisions = Vec::new();
-            for line in retained.lines(copy, 0, committed)? {
+            for line in plan.copy_lines(&retained, copy, committed)? {
                 let line = line?;
                 if line.text.is_empty() {
                     continue;
@@ -486,18 +502,13 @@ struct Today<'a> {
 }
 
 impl<'a> Today<'a> {
-    fn of(
-        retained: &Retained,
-        copy: &Path,
-        committed: u64,
-        scrub: Option<&'a Scrub>,
-    ) -> Result<Self> {
+    fn of(lines: crate::archive::retain::CopyLines, scrub: Option<&'a Scrub>) -> Result<Self> {
         let (rewrites, findings) = match scrub {
             Some(s) => (&s.rewrites[..], &s.findings[..]),
             None => (&[][..], &[][..]),
         };
         Ok(Today {
-            lines: retained.lines(copy, 0, committed)?,
+            lines,
             rewrites: rewrites.iter().peekable(),
             findings: findings.iter().peekable(),
         })
@@ -573,7 +584,10 @@ fn read_lines(
     };
     for (generation, copy) in source.copies.iter().enumerate() {
         let committed = committed_len(state, generation);
-        let mut lines = Today::of(retained, copy, committed, reread.scrub(state, generation))?;
+        let mut lines = Today::of(
+            plan.copy_lines(retained, copy, committed)?,
+            reread.scrub(state, generation),
+        )?;
         let mut parser = sources::parser_for_file(file, None).map_err(|e| Error::Corrupt {
             path: copy.clone(),
             what: format!("no parser for it: {e}"),
@@ -697,7 +711,7 @@ fn replay(
         if let Some(scrub) = scrub {
             revisions.extend(scrub.revisions.iter().cloned());
         }
-        let mut lines = Today::of(retained, copy, committed, scrub)?;
+        let mut lines = Today::of(plan.copy_lines(retained, copy, committed)?, scrub)?;
         while let Some(line) = lines.next() {
             let (line, found) = line?;
             line_no = line.line_no;

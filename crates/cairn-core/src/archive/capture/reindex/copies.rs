@@ -135,7 +135,7 @@ fn tail_of(retained: &Retained, copy: &Path, committed: u64, units: bool) -> Res
     if committed == 0 {
         return Ok(tail);
     }
-    for line in retained.lines(copy, 0, committed)? {
+    for line in retained.lines_past_damage(copy, 0, committed)? {
         let line = line?;
         tail.lines = line.line_no + 1;
         if line.text.is_empty() {
