@@ -249,6 +249,156 @@ fn a_pasted_key_is_refused_by_the_flag_and_never_repeated() {
     }
 }
 
+/// Keys as people paste them where a model's name or a server's URL goes: OpenAI's project
+/// key, a GitHub token, an AWS key pair (the id and the secret, one argument).
+const OPENAI: &str = "sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678Stu901Vwx";
+const GITHUB: &str = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+const AWS_PAIR: &str = "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+/// What of each key must never come back: a run from inside it.
+const NEEDLES: [&str; 4] = [
+    "Def456Ghi789",
+    "HiJkLmNoPqRs",
+    "IOSFODNN7EXA",
+    "UtnFEMI/K7MD",
+];
+
+#[test]
+fn a_key_in_the_model_or_the_endpoint_is_refused_by_its_flag_and_never_repeated() {
+    let fake = FakeLlm::start(Some(KEY));
+    let env = synced();
+    let url = fake.url();
+    let host = url.trim_end_matches("/v1").to_owned();
+    let mut cases: Vec<(String, String, &str)> = [OPENAI, GITHUB, AWS_PAIR]
+        .into_iter()
+        .map(|key| (url.clone(), key.to_owned(), "--model"))
+        .collect();
+    for endpoint in [
+        format!("{url}?key={GITHUB}"),
+        format!("{url}?api-version=2024-08-01-preview&token={OPENAI}"),
+        format!("{host}/{OPENAI}/v1"),
+        host.replace("://", &format!("://user:{GITHUB}@")),
+    ] {
+        cases.push((endpoint, "test-model".to_owned(), "--endpoint"));
+    }
+    let before = std::fs::read(env.data().join("config.toml")).unwrap();
+    for (endpoint, model, flag) in &cases {
+        let recall = |extra: &[&'static str]| {
+            let mut args = vec![
+                "recall",
+                "extract",
+                "setup",
+                "--endpoint",
+                endpoint.as_str(),
+                "--model",
+                model.as_str(),
+            ];
+            args.extend_from_slice(extra);
+            args
+        };
+        let mut runs = vec![
+            recall(&[]),
+            recall(&["--no-test"]),
+            recall(&["--api-key-env", KEY_VAR]),
+            vec![
+                "insights",
+                "setup",
+                "--endpoint",
+                endpoint,
+                "--model",
+                model,
+            ],
+            vec![
+                "insights",
+                "setup",
+                "--endpoint",
+                endpoint,
+                "--model",
+                model,
+                "--no-test",
+            ],
+        ];
+        if *flag == "--model" {
+            runs.push(vec![
+                "recall",
+                "extract",
+                "setup",
+                "--agent-cli",
+                "claude",
+                "--model",
+                model,
+                "--no-test",
+            ]);
+        }
+        for args in runs {
+            for json in [false, true] {
+                let mut all = if json { vec!["--json"] } else { Vec::new() };
+                all.extend_from_slice(&args);
+                let out = cairn(&env, &all);
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{all:?}: {stdout}\n{stderr}");
+                assert!(
+                    stderr.contains(&format!("{flag}: "))
+                        && stderr.contains("never the key itself"),
+                    "{all:?}: {stderr}"
+                );
+                for needle in NEEDLES {
+                    assert!(
+                        !stdout.contains(needle) && !stderr.contains(needle),
+                        "{all:?} repeated the key: {stdout}\n{stderr}"
+                    );
+                }
+                assert_eq!(
+                    std::fs::read(env.data().join("config.toml")).unwrap(),
+                    before,
+                    "{all:?}"
+                );
+            }
+        }
+    }
+    // Nothing went out: neither the test request nor the models list.
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}
+
+/// `--endpoint` names a server anew: the key variable saved for the one before is dropped, and
+/// the output says so and how to keep it.
+#[test]
+fn a_new_endpoint_drops_the_saved_key_variable_and_says_so() {
+    let fake = FakeLlm::start(None);
+    let env = synced();
+    let url = fake.url();
+    let base = [
+        "recall",
+        "extract",
+        "setup",
+        "--endpoint",
+        url.as_str(),
+        "--model",
+        "test-model",
+        "--no-test",
+    ];
+    let mut first = base.to_vec();
+    first.extend_from_slice(&["--api-key-env", KEY_VAR]);
+    ok(&env, &first);
+    assert!(config_text(&env).contains(KEY_VAR));
+    let out = ok(&env, &base);
+    assert!(
+        out.contains(&format!(
+            "api_key_env {KEY_VAR} dropped: it was meant for the server saved before, and --endpoint names one anew; pass --api-key-env {KEY_VAR} to keep it."
+        )),
+        "{out}"
+    );
+    assert!(
+        !config_text(&env).contains(KEY_VAR),
+        "{}",
+        config_text(&env)
+    );
+    // Named again, it is kept, and nothing is said.
+    let out = ok(&env, &first);
+    assert!(!out.contains("dropped"), "{out}");
+    assert!(config_text(&env).contains(KEY_VAR));
+}
+
 #[test]
 fn without_a_terminal_or_a_choice_setup_names_the_flags() {
     let env = synced();

@@ -53,7 +53,9 @@ pub enum ExtractCommand {
 }
 
 /// `cairn recall extract setup`'s choices: what the desktop's Settings → Recall extraction
-/// form holds (`ExtractSetup`). Left out, a choice keeps what config.toml says.
+/// form holds (`ExtractSetup`). Left out, a choice keeps what config.toml says, but for the key
+/// variable under --endpoint: it was meant for the server named before, so it is dropped unless
+/// --api-key-env names it again.
 #[derive(Args)]
 pub struct SetupArgs {
     /// A generator at hand, by its number or name in the list (`claude`, `ollama`,
@@ -65,7 +67,8 @@ pub struct SetupArgs {
     #[arg(long, value_name = "NAME", value_parser = cairn_core::config::GENERATOR_AGENTS, conflicts_with = "endpoint")]
     agent_cli: Option<String>,
     /// An OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 (plain HTTP only
-    /// to this machine); needs --model.
+    /// to this machine); needs --model. A saved key variable is dropped unless --api-key-env
+    /// names it again.
     #[arg(long, value_name = "URL", requires = "model")]
     endpoint: Option<String>,
     /// The model to ask: one the server serves; for an agent CLI, instead of its default.
@@ -792,6 +795,13 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
     {
         return Err(refused(format!("--api-key-env: {why}")));
     }
+    // So is a key pasted into the endpoint or the model, before either is printed or sent.
+    if let Some((flag, why)) = Cairn::setup_key_problem(
+        a.endpoint.as_deref().unwrap_or_default(),
+        a.model.as_deref().unwrap_or_default(),
+    ) {
+        return Err(refused(format!("--{flag}: {why}")));
+    }
     let interactive = !json_out && std::io::stdin().is_terminal();
     let saved = cairn.recall_extract_setup()?;
     let configured = saved.generator != "endpoint" || !saved.endpoint.trim().is_empty();
@@ -847,6 +857,15 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
         chosen.output_price_per_mtok = a.output_price;
     }
     chosen.enabled = !a.off;
+    let dropped = saved.api_key_env.trim();
+    if a.endpoint.is_some() && a.api_key_env.is_none() && !dropped.is_empty() && !json_out {
+        writeln!(
+            out,
+            "api_key_env {} dropped: it was meant for the server saved before, and --endpoint names one anew; pass --api-key-env {} to keep it.",
+            clean(dropped),
+            clean(dropped)
+        )?;
+    }
     if chosen.generator == "endpoint" && chosen.model.trim().is_empty() {
         if !interactive {
             return Err(refused(format!(

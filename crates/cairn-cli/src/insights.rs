@@ -392,6 +392,10 @@ fn setup(
     if let Some(why) = chosen.and_then(|e| Cairn::api_key_env_problem(&e.api_key_env)) {
         return Err(cairn_core::Error::Invalid(format!("--api-key-env: {why}")).into());
     }
+    if let Some((flag, why)) = chosen.and_then(|e| Cairn::setup_key_problem(&e.endpoint, &e.model))
+    {
+        return Err(cairn_core::Error::Invalid(format!("--{flag}: {why}")).into());
+    }
     let check = match chosen {
         Some(e) if !no_test => Some(cairn.insights_endpoint_test(e)?),
         _ => None,

@@ -323,6 +323,26 @@ impl Cairn {
         llm::endpoint::key_variable_problem(var)
     }
 
+    /// Which of a setup's endpoint and model holds what reads as a key or a token (`"endpoint"`
+    /// or `"model"`), and why it is refused, in words that never repeat it; `None` when neither
+    /// does. The checks a save and a test request make first; a front door says it with the
+    /// name of its own field or flag before it prints or sends anything.
+    pub fn setup_key_problem(endpoint: &str, model: &str) -> Option<(&'static str, String)> {
+        if endpoint_holds_a_key(endpoint) {
+            return Some((
+                "endpoint",
+                "holds what looks like a key or a token (in the user part, the path or the query): give the server's base URL alone; Cairn keeps no key in config.toml, so export the key in an environment variable and give that variable's name (e.g. OPENAI_API_KEY), never the key itself".into(),
+            ));
+        }
+        if model_holds_a_key(model) {
+            return Some((
+                "model",
+                "looks like a key or a token, not a model's name: Cairn keeps no key in config.toml and sends the model's name with every request, so export the key in an environment variable and give that variable's name (e.g. OPENAI_API_KEY), never the key itself".into(),
+            ));
+        }
+        None
+    }
+
     /// `[insights]` with `endpoint` in it, checked as reports would read it (not saved): the
     /// transport policy, the key variable set.
     fn insights_with(&self, e: &InsightsEndpoint) -> Result<llm::EndpointGenerator> {
@@ -506,7 +526,63 @@ fn check_fields(endpoint: &str, model: &str, api_key_env: &str) -> Result<()> {
             )));
         }
     }
+    // Both are written to config.toml as typed and go out with each request (the model in
+    // its body, the endpoint as its URL): a key in either would leak both ways.
+    if let Some((field, why)) = Cairn::setup_key_problem(endpoint, model) {
+        return Err(Error::Invalid(format!("the {field} {why}")));
+    }
     Ok(())
+}
+
+/// A hex run as long as a key (Azure's are 32 digits): the redactor's rules leave a bare one
+/// alone, since hashes and ids look the same in a transcript, but no model's name or query
+/// value is one.
+fn is_hex_key(word: &str) -> bool {
+    word.len() >= 32 && word.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Whether `url` carries a key: a secret's definite shape anywhere in it (`sk-proj-…`,
+/// `ghp_…`, `user:password@`), or anything the redactor only suspects (a random-looking run, a
+/// `key=` pair) in the user part or the query, where keys are put and names are not. A
+/// suspect run in the path is let be: account and deployment ids live there, and the path is
+/// never shown unredacted.
+fn endpoint_holds_a_key(url: &str) -> bool {
+    use crate::archive::redact::{Confidence, Redactor};
+    let url = url.trim();
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[after_scheme..]
+        .find(['/', '?'])
+        .map_or(url.len(), |i| after_scheme + i);
+    let user_end = url[after_scheme..authority_end]
+        .rfind('@')
+        .map_or(after_scheme, |i| after_scheme + i);
+    let query_start = url.find('?').unwrap_or(url.len());
+    Redactor::global().scan_text(url).iter().any(|f| {
+        f.confidence == Confidence::Definite
+            || (f.start >= after_scheme && f.start < user_end)
+            || f.end > query_start
+    }) || url[query_start..].split(['?', '&', '=']).any(is_hex_key)
+}
+
+/// Whether `model` carries a key: a secret's definite shape anywhere in it, or a run the
+/// redactor only suspects that is a whole word of it. Part of a word is let be: long names
+/// such as `hf.co/unsloth/Qwen3-30B-A3B-GGUF:UD-Q4_K_XL` read as random in places.
+fn model_holds_a_key(model: &str) -> bool {
+    use crate::archive::redact::{Confidence, Redactor};
+    let model = model.trim();
+    let whole_word = |start: usize, end: usize| {
+        model
+            .get(..start)
+            .is_some_and(|before| before.is_empty() || before.ends_with(char::is_whitespace))
+            && model
+                .get(end..)
+                .is_some_and(|after| after.is_empty() || after.starts_with(char::is_whitespace))
+    };
+    Redactor::global()
+        .scan_text(model)
+        .iter()
+        .any(|f| f.confidence == Confidence::Definite || whole_word(f.start, f.end))
+        || model.split_whitespace().any(is_hex_key)
 }
 
 /// What `[insights]` may be given: an endpoint and a model, a variable *name*, the checks an
@@ -546,5 +622,96 @@ mod tests {
             ..setup
         };
         assert!(check_setup(&named).is_ok());
+    }
+
+    /// A key pasted into the endpoint (its user part, path or query) or the model is refused
+    /// by the field's name, never repeated; the long, random-looking names real servers use
+    /// pass.
+    #[test]
+    fn a_key_in_the_endpoint_or_the_model_is_refused_by_its_field() {
+        let openai = "sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678Stu901Vwx";
+        let github = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+        let aws = "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        let bare = "Xk29fLq8Zr7TnB4vWc1Ym6Hd3Pg0Ja5s";
+        let azure = "a3f9c1d2e4b5a6c7d8e9f0a1b2c3d4e5";
+        let url = "http://127.0.0.1:9/v1";
+        let refused = |endpoint: &str, model: &str, field: &str, secret: &str| {
+            let err = check_fields(endpoint, model, "")
+                .map_err(|e| e.to_string())
+                .unwrap_err();
+            assert!(err.starts_with(&format!("the {field} ")), "{err}");
+            assert!(err.contains("never the key itself"), "{err}");
+            assert!(!err.contains(&secret[..10]), "{err}");
+        };
+        for key in [openai, github, aws, bare, azure] {
+            refused(url, key, "model", key);
+            refused(url, &format!(" {key} "), "model", key);
+        }
+        refused(url, &format!("gpt-4o {bare}"), "model", bare);
+        for (endpoint, secret) in [
+            (format!("{url}?key={github}"), github),
+            (format!("{url}?token={bare}"), bare),
+            (format!("{url}?api_key={bare}"), bare),
+            (
+                format!("{url}?api-version=2024-08-01-preview&key={azure}"),
+                azure,
+            ),
+            (format!("http://127.0.0.1:9/{openai}/v1"), openai),
+            (format!("http://user:{github}@127.0.0.1:9/v1"), github),
+            (
+                "http://user:hunter2pass@127.0.0.1:9/v1".to_owned(),
+                "hunter2pass",
+            ),
+        ] {
+            refused(&endpoint, "m", "endpoint", secret);
+        }
+        // The desktop's Test and Save and both commands go through these.
+        let setup = ExtractSetup {
+            generator: "claude".into(),
+            model: github.into(),
+            ..Default::default()
+        };
+        assert!(check_setup(&setup).is_err());
+        let insights = InsightsEndpoint {
+            endpoint: format!("{url}?key={github}"),
+            model: "m".into(),
+            api_key_env: String::new(),
+        };
+        assert!(check_insights(&insights).is_err());
+        for (endpoint, model) in [
+            (
+                "https://my-res.openai.azure.com/openai/deployments/gpt-4o?api-version=2024-08-01-preview",
+                "gpt-4o",
+            ),
+            (
+                "https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/my-gw/openai",
+                "@cf/meta/llama-3.1-8b-instruct",
+            ),
+            (
+                "http://127.0.0.1:11434/v1",
+                "hf.co/unsloth/Qwen3-30B-A3B-GGUF:UD-Q4_K_XL",
+            ),
+            (
+                "http://127.0.0.1:1234/v1",
+                "lmstudio-community/Qwen2.5-7B-Instruct-GGUF/Qwen2.5-7B-Instruct-Q4_K_M.gguf",
+            ),
+            (
+                "https://api.openai.com/v1",
+                "ft:gpt-4o-mini-2024-07-18:my-org:custom-suffix:9aBcDeFgHiJkLmNo",
+            ),
+            (
+                "https://api.example.com/v1",
+                "owner/model:5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa",
+            ),
+            (
+                "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1",
+                "us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+            ),
+        ] {
+            assert!(
+                check_fields(endpoint, model, "").is_ok(),
+                "{endpoint} {model}"
+            );
+        }
     }
 }
