@@ -2,7 +2,7 @@
 //! the outbound redactor (`Redactor::outbound_text`, which applies `text::printable` first),
 //! long strings cut, and lists cut to a byte budget with a cursor for the rest.
 
-use cairn_core::archive::redact::Redactor;
+use cairn_core::archive::redact::{PATH, Redactor, marker};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -79,9 +79,10 @@ impl Outbound {
     /// folder: the one this agent's MCP config names, and what the person checks. The dir is
     /// named only where it stands whole in `msg`, as a path or a path's start (`<dir>`,
     /// `<dir>/cairn.db`; never the `<dir>` in `<dir>c/x` or `/x<dir>`, another folder), and
-    /// each of its parts passes the same outbound redactor (a secret in a folder's name, in
-    /// fullwidth forms too, is redacted). A dir of no part (`/`) is not named: the rule hides
-    /// what it would.
+    /// only when the outbound redactor finds no secret in it read whole ([`holds_secret`]; in
+    /// fullwidth forms too): else it is hidden whole, as the rule hides every folder. A named
+    /// dir's parts each pass the same redactor too. A dir of no part (`/`) is not named: the
+    /// rule hides what it would.
     pub fn naming_dir(&self, msg: &str, dir: &str) -> String {
         // A stand-in no message holds, which the outbound rule reads as a plain word.
         const STAND_IN: &str = "CAIRNDATADIRSTANDIN";
@@ -98,10 +99,25 @@ impl Outbound {
             from = a + dir.len();
         }
         stood.push_str(&msg[from..]);
-        // Each part on its own: whole, the dir is a path the rule hides.
-        let shown: Vec<String> = dir.split('/').map(|part| self.text(part)).collect();
-        self.text(&stood).replace(STAND_IN, &shown.join("/"))
+        let shown = if holds_secret(dir) {
+            marker(PATH)
+        } else {
+            // Each part on its own as well: whole, the dir is a path the rule hides, and a
+            // random run the scan leaves inside a path is judged on its own in a part.
+            let parts: Vec<String> = dir.split('/').map(|part| self.text(part)).collect();
+            parts.join("/")
+        };
+        self.text(&stood).replace(STAND_IN, &shown)
     }
+}
+
+/// Whether the outbound scan finds a secret in `dir` read whole, its path hiding aside: a
+/// secret a `/` splits (an AWS secret key, `password=a/b`) is no secret in any one part, so
+/// parts redacted one by one would send it whole.
+fn holds_secret(dir: &str) -> bool {
+    let mut findings = Vec::new();
+    Redactor::global().outbound_text_within(dir, &[], None, &mut findings);
+    findings.iter().any(|f| f.rule != PATH)
 }
 
 /// Where `dir` stands whole in `msg`: each start of it that no path character comes before
@@ -448,26 +464,56 @@ mod tests {
             o.naming_dir("cannot read /tmp/aXb*(c)+[d]?$/x/y", odd)
                 .contains("[REDACTED:path]")
         );
-        // A secret in a folder's name is redacted there, written plainly or in fullwidth
+        // A dir holding a secret is not named: hidden whole, as the rule hides every folder,
+        // wherever it stands. The secret is found in the dir read whole, so one a `/` splits
+        // (an AWS secret key is base64; a password may hold a `/`; a token cut in two
+        // folders) is found too, where no part alone shows it; and one written in fullwidth
         // forms (which only the outbound scan decodes).
         let token = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6");
         let fullwidth: String = token
             .chars()
             .map(|c| char::from_u32(c as u32 + 0xfee0).unwrap())
             .collect();
-        for secret in [&token, &fullwidth] {
+        for (secret, tail) in [
+            (token.as_str(), token.as_str()),
+            (fullwidth.as_str(), fullwidth.as_str()),
+            (
+                "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "bPxRfiCYEXAMPLEKEY",
+            ),
+            ("password=Xk9#mQ2/vL8pR4zT", "vL8pR4zT"),
+            (
+                "ghp_R4nd0mT0k3nV4lu3F0r/T3st1ngXyZ9Q8w7E6",
+                "T3st1ngXyZ9Q8w7E6",
+            ),
+        ] {
             let dir = format!("/srv/{secret}/data");
-            let out = o.naming_dir(
-                &format!("no Cairn archive in {dir} (cairn.db is missing)"),
-                &dir,
-            );
-            assert!(!out.contains(secret.as_str()), "{out}");
-            assert!(
-                out.starts_with("no Cairn archive in /srv/[REDACTED:")
-                    && out.contains("]/data (cairn.db"),
-                "{out}"
-            );
+            for (msg, hidden) in [
+                (
+                    format!("no Cairn archive in {dir} (cairn.db is missing)"),
+                    "no Cairn archive in [REDACTED:path] (cairn.db is missing)",
+                ),
+                (
+                    format!("cannot read {dir}/cairn.db: I/O error"),
+                    "cannot read [REDACTED:path]/cairn.db: I/O error",
+                ),
+            ] {
+                let out = o.naming_dir(&msg, &dir);
+                assert!(!out.contains(tail), "{out}");
+                assert_eq!(out, hidden);
+            }
         }
+        // A random run the whole read dilutes (a long plain folder before it, the `/` between
+        // them read into one run) is still judged on its own, in its part.
+        let run = "q8Zt3LmX9vKp2RwY7nBc4HdJ6sFg1TxE";
+        let dir = format!("/srv/{}/{run}", "a".repeat(60));
+        let out = o.naming_dir(&format!("cannot read {dir}/cairn.db"), &dir);
+        assert!(!out.contains(run), "{out}");
+        assert!(
+            out.starts_with("cannot read /srv/aaaa")
+                && out.ends_with("/[REDACTED:high-entropy]/cairn.db"),
+            "{out}"
+        );
         // A dir of no part names nothing: every path stays hidden.
         for root in ["/", ""] {
             let out = o.naming_dir("cannot read /srv/x/cairn.db", root);

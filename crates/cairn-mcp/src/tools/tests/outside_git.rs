@@ -1,7 +1,7 @@
 //! A server started outside any git repository says so naming the folder it was started in:
 //! the agent's client started it there (no secret from the agent), and which folder it is is
-//! what the person checks. Named as the data dir is: whole, each part through the outbound
-//! redactor; any other folder stays hidden.
+//! what the person checks. Named as the data dir is: whole, unless the outbound redactor
+//! finds a secret in it; any other folder stays hidden.
 
 use super::*;
 
@@ -37,13 +37,22 @@ fn a_server_outside_any_repository_names_the_folder_it_was_started_in() {
         assert!(!text.contains("REDACTED"), "{tool}: {text}");
         assert!(text.contains("cairn mcp -C <dir>"), "{tool}: {text}");
     }
-    // A secret in the folder's name is redacted there, as in every answer.
+    // A folder whose name holds a secret is not named but hidden whole, as the rule hides
+    // every folder: a token, and secrets a `/` splits, which no part alone shows.
     let token = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6");
-    let secret = outside.join(&token);
-    let (_, text) = settled(skim(&started_in(&f, &secret), json!({}))).unwrap();
-    assert!(!text.contains(&token), "{text}");
-    assert!(
-        text.starts_with(&format!("{shown}/[REDACTED:")) && text.contains("no git repository"),
-        "{text}"
-    );
+    for (secret, tail) in [
+        (token.as_str(), token.as_str()),
+        ("password=Xk9#mQ2/vL8pR4zT", "vL8pR4zT"),
+        (
+            "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "bPxRfiCYEXAMPLEKEY",
+        ),
+    ] {
+        let (_, text) = settled(skim(&started_in(&f, &outside.join(secret)), json!({}))).unwrap();
+        assert!(!text.contains(tail), "{text}");
+        assert!(
+            text.starts_with("[REDACTED:path]") && text.contains("no git repository"),
+            "{text}"
+        );
+    }
 }
