@@ -24,7 +24,8 @@ pub async fn correct_link<R: Runtime>(
     reason: Option<String>,
 ) -> Result<LinkCorrection, ErrorReport> {
     let correction = with_cairn(&backend, move |c| {
-        c.correct_link(&session_key, &target, action, reason.as_deref())
+        // No stream to say a wait on: bounded, then `Locked` (the app shows the error).
+        c.correct_link(&session_key, &target, action, reason.as_deref(), None)
     })
     .await?;
     let _ = ArchiveChanged {

@@ -344,3 +344,52 @@ fn a_session_linked_by_hand_has_every_turn_related() {
         "{human}"
     );
 }
+
+/// A link or unlink waits for the capture lock (a rebuild from the copies holds it as long as
+/// it runs) and says so on stderr, as a forget does, instead of failing after a silent wait.
+#[test]
+fn a_link_and_an_unlink_say_they_wait_for_the_capture_lock() {
+    use std::io::BufRead as _;
+    use std::process::Stdio;
+    let env = Env::new();
+    let repo = repo(env.root.path());
+    let mut t = Transcript::new(&env, "s-wait", &repo, "main");
+    t.user("link this to the PR");
+    t.say("ok");
+    t.hook(&env);
+    for (word, done) in [
+        ("link", "Linked session s-wait"),
+        ("unlink", "Unlinked session s-wait"),
+    ] {
+        // Held here as another process's rebuild holds it.
+        let lock = cairn_core::archive::capture::CaptureLock::open(&env.data()).unwrap();
+        let held = lock.lock().unwrap();
+        let mut child = env
+            .command()
+            .args([word, "s-wait", "--to", "#42"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        assert!(
+            line.starts_with("Waiting for another Cairn process to let go of the archive"),
+            "{word}: {line}"
+        );
+        assert!(line.contains("capture.lock"), "{word}: {line}");
+        assert!(
+            line.trim_end()
+                .ends_with(&format!("the {word} runs once it does.")),
+            "{word}: {line}"
+        );
+        drop(held);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{word}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with(done),
+            "{word}: {out:?}"
+        );
+    }
+}

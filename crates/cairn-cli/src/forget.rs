@@ -9,20 +9,6 @@ use crate::AgentArg;
 use crate::render::{self, clean};
 use cairn_core::text::plural;
 
-/// Says on stderr that the forget or lift waits for the capture lock: a rebuild from the
-/// copies holds it for as long as it runs, and a person's command must not hang silently.
-struct SaysItWaits(&'static str);
-
-impl cairn_core::archive::capture::Progress for SaysItWaits {
-    fn waiting(&self, lock: &std::path::Path) {
-        eprintln!(
-            "Waiting for another Cairn process to let go of the archive (it holds {}): a sync, a reindex or a rebuild from the copies, or the app's live capture; the {} runs once it does.",
-            render::warning(&lock.display().to_string()),
-            self.0
-        );
-    }
-}
-
 #[derive(clap::Args)]
 // What to forget is said or nothing is: a usage error (exit 2) like any other missing argument.
 #[command(group(
@@ -256,7 +242,7 @@ fn lift(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write) -
             return Ok(());
         }
     }
-    let lifted = cairn.lift_forgotten(&req, &SaysItWaits("lift"))?;
+    let lifted = cairn.lift_forgotten(&req, &render::SaysItWaits("lift"))?;
     if json_out {
         render::json(out, &json(&lifted, false))?;
     } else {
@@ -334,7 +320,7 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         }
     }
     // Only what was listed goes, whatever a sync added meanwhile.
-    let done = cairn.forget_planned(&req, &plan, &SaysItWaits("forget"))?;
+    let done = cairn.forget_planned(&req, &plan, &render::SaysItWaits("forget"))?;
     if json_out {
         render::json(
             out,

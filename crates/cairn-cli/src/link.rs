@@ -32,7 +32,18 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<()> {
     let target = Target::parse_to(&args.to)?;
-    let correction = cairn.correct_link(&args.session, &target, action, args.reason.as_deref())?;
+    // A rebuild from the copies holds the capture lock as long as it runs: the wait is said.
+    let waits = render::SaysItWaits(match action {
+        CorrectionAction::Link => "link",
+        CorrectionAction::Unlink => "unlink",
+    });
+    let correction = cairn.correct_link(
+        &args.session,
+        &target,
+        action,
+        args.reason.as_deref(),
+        Some(&waits),
+    )?;
     // A branch the repository here does not have is linked all the same (it may be made
     // later, or live in another clone), but a typo should not pass unseen.
     if action == CorrectionAction::Link

@@ -45,6 +45,21 @@ pub fn warning(text: &str) -> String {
     cairn_core::text::visible_line(text)
 }
 
+/// Says on stderr that a person's write (a forget, a lift, a link or an unlink: the word it
+/// holds) waits for the capture lock: a rebuild from the copies holds it for as long as it
+/// runs, and a person's command must not hang silently.
+pub struct SaysItWaits(pub &'static str);
+
+impl Progress for SaysItWaits {
+    fn waiting(&self, lock: &Path) {
+        eprintln!(
+            "Waiting for another Cairn process to let go of the archive (it holds {}): a sync, a reindex or a rebuild from the copies, or the app's live capture; the {} runs once it does.",
+            warning(&lock.display().to_string()),
+            self.0
+        );
+    }
+}
+
 /// The most of a title (a Recall entry's, a report's, a session's) a line shows: more than any
 /// front door stores, so a title is cut only when something wrote a longer one.
 pub const TITLE_CHARS: usize = 600;

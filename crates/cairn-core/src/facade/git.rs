@@ -305,21 +305,23 @@ impl Cairn {
     /// every relink keeps, or an unlink that association never overrides. Under the capture
     /// lock, as a forget is: a rebuild from the copies carries the corrections it read from the
     /// old database, so one said there after that read would be lost in the new one; this
-    /// waits for the rebuild's swap instead (at most `PERSON_LOCK_WAIT`, then
-    /// [`crate::Error::Locked`]) and is said in the new database.
+    /// waits for the rebuild's swap instead and is said in the new database. With `waiting`
+    /// (the CLI's stderr) the wait is told and lasts as long as the other process's work;
+    /// without (the desktop), it ends after `PERSON_LOCK_WAIT` in [`crate::Error::Locked`].
     pub fn correct_link(
         &self,
         key_or_id: &str,
         target: &git::targets::Target,
         action: git::correct::CorrectionAction,
         reason: Option<&str>,
+        waiting: Option<&dyn crate::archive::capture::Progress>,
     ) -> Result<git::correct::LinkCorrection> {
         self.writable()?;
         target.check()?;
         let lock = crate::archive::capture::CaptureLock::open(&self.data_dir)?;
         let _held = lock.lock_for_person(
             &self.data_dir,
-            None,
+            waiting,
             crate::facade::forget::PERSON_LOCK_WAIT,
         )?;
         let mut store = self.store();
