@@ -3,7 +3,9 @@
 use std::io::{IsTerminal, Write};
 
 use anyhow::{Result, bail};
-use cairn_core::{Cairn, ForgetPlan, ForgetRequest, LiftRequest, Lifted};
+use cairn_core::{
+    Cairn, ForgetPlan, ForgetRequest, ForgetSetAside, LiftRequest, Lifted, SetAsideFate,
+};
 
 use crate::AgentArg;
 use crate::render::{self, clean};
@@ -332,6 +334,7 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
                 "retained_files_deleted": done.retained_files_deleted,
                 "db_bytes_before": done.db_bytes_before,
                 "db_bytes_after": done.db_bytes_after,
+                "set_aside": done.set_aside,
             }),
         )?;
     } else {
@@ -347,6 +350,36 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
             done.db_bytes_before,
             done.db_bytes_after
         )?;
+        for aside in &done.set_aside {
+            set_aside(out, aside)?;
+        }
     }
     Ok(())
+}
+
+/// One line for a database a rebuild set aside that held forgotten sessions: removed there
+/// too, or still there (or maybe), with why and the fix.
+fn set_aside(out: &mut impl Write, aside: &ForgetSetAside) -> std::io::Result<()> {
+    let path = clean(&aside.path);
+    let why = clean(aside.why.as_deref().unwrap_or(""));
+    let quoted = format!("'{}'", path.replace('\'', "'\\''"));
+    let fix = format!(
+        "delete it once the rebuilt archive is checked: rm -f {quoted} {quoted}-wal {quoted}-shm"
+    );
+    match aside.fate {
+        SetAsideFate::Removed => writeln!(
+            out,
+            "Also removed from {path}, the database a rebuild set aside ({} there).",
+            plural(aside.sessions, "session")
+        ),
+        SetAsideFate::Holds => writeln!(
+            out,
+            "{path}, the database a rebuild set aside, still holds {} of them ({why}): {fix}",
+            plural(aside.sessions, "session")
+        ),
+        SetAsideFate::MayHold => writeln!(
+            out,
+            "{path}, the database a rebuild set aside, may still hold them (it could not be read: {why}): {fix}"
+        ),
+    }
 }

@@ -8,6 +8,7 @@ use crate::archive::Agent;
 use crate::archive::discover::{self, DirAccess, DirOrigin, SourceDir};
 use crate::config::Config;
 
+pub(crate) mod set_aside;
 pub(crate) mod space;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -32,8 +32,8 @@ pub mod views;
 
 pub use error::{Error, ErrorKind, ErrorReport, Result};
 pub use facade::forget::{
-    ForgetEntry, ForgetPlan, ForgetReport, ForgetRequest, ForgetSession, Forgotten, LiftRequest,
-    Lifted,
+    ForgetEntry, ForgetPlan, ForgetReport, ForgetRequest, ForgetSession, ForgetSetAside, Forgotten,
+    LiftRequest, Lifted, SetAsideFate,
 };
 pub use facade::import::Imported;
 pub use facade::mcp::AgentWriter;

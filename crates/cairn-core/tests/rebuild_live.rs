@@ -10,7 +10,7 @@ use cairn_core::archive::Agent;
 use cairn_core::archive::capture::{Progress, Quiet};
 use cairn_core::archive::discover::FoundFile;
 use cairn_core::views::sessions::SessionQuery;
-use cairn_core::{Cairn, ErrorKind};
+use cairn_core::{Cairn, ErrorKind, ForgetSetAside, SetAsideFate};
 use rusqlite::Connection;
 
 use crate::support;
@@ -158,12 +158,143 @@ fn a_forget_after_a_rebuild_forgets_in_the_new_database() {
         session: Some(id.to_owned()),
         ..Default::default()
     };
+    let aside = moved_aside(data.path());
+    let key: String = Connection::open(&aside)
+        .unwrap()
+        .query_row(
+            "SELECT session_key FROM sessions WHERE session_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(held_in(&aside, &key) > 0);
+    let in_aside = sessions_in(&aside);
     let forgotten = first.forget(&req).unwrap();
     assert_eq!(forgotten.removed.sessions.len(), 1, "{forgotten:?}");
     assert_eq!(with_id(&data.path().join("cairn.db")), 0);
     assert_eq!(listed(&first), before - 1);
-    // The old database is left as the rebuild found it.
-    assert_eq!(with_id(&moved_aside(data.path())), 1);
+    // The old database the rebuild set aside held it too: it went there as well (every room's
+    // rows, the words out of its full-text index), and the report says so. The other session
+    // stays there.
+    assert_eq!(
+        forgotten.set_aside,
+        [ForgetSetAside {
+            path: aside.display().to_string(),
+            sessions: 1,
+            fate: SetAsideFate::Removed,
+            why: None,
+        }]
+    );
+    assert_eq!(with_id(&aside), 0);
+    assert_eq!(held_in(&aside, &key), 0);
+    assert_eq!(sessions_in(&aside), in_aside - 1);
+    assert!(
+        !std::fs::read(&aside)
+            .unwrap()
+            .windows(id.len())
+            .any(|w| w == id.as_bytes())
+    );
+}
+
+/// Rows of the session keyed `key` in the database `db`: its session, records, turns and
+/// sources, and the words of its records in the full-text index.
+fn held_in(db: &Path, key: &str) -> i64 {
+    let conn = Connection::open(db).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [key], |r| r.get(0)).unwrap() };
+    let of = "(SELECT id FROM sessions WHERE session_key = ?1)";
+    count("SELECT COUNT(*) FROM sessions WHERE session_key = ?1")
+        + count(&format!(
+            "SELECT COUNT(*) FROM records WHERE session_id = {of}"
+        ))
+        + count(&format!(
+            "SELECT COUNT(*) FROM turns WHERE session_id = {of}"
+        ))
+        + count(&format!(
+            "SELECT COUNT(*) FROM sources WHERE session_id = {of}"
+        ))
+}
+
+/// A set-aside database the forget may not write safely (here at another schema version, so
+/// the rooms' SQL may not mean there what it means in the archive) keeps the session, and the
+/// report names it and why; one that cannot be read at all is named as one that may hold it.
+#[test]
+fn a_forget_names_the_set_aside_databases_it_could_not_clean() {
+    let (_src, data, first, _) = synced();
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    let aside = moved_aside(data.path());
+    let conn = Connection::open(&aside).unwrap();
+    conn.execute_batch("PRAGMA user_version = 3").unwrap();
+    drop(conn);
+    // A second one, its header overwritten: no database SQLite will read.
+    let unreadable = data.path().join("cairn.db.damaged-20200101T000000Z");
+    let mut bytes = std::fs::read(&aside).unwrap();
+    bytes[..100].fill(0x5a);
+    std::fs::write(&unreadable, bytes).unwrap();
+
+    let req = cairn_core::ForgetRequest {
+        session: Some(id.to_owned()),
+        ..Default::default()
+    };
+    let forgotten = first.forget(&req).unwrap();
+    assert_eq!(forgotten.removed.sessions.len(), 1, "{forgotten:?}");
+    let named: Vec<(String, u32, SetAsideFate)> = forgotten
+        .set_aside
+        .iter()
+        .map(|a| (a.path.clone(), a.sessions, a.fate))
+        .collect();
+    assert_eq!(
+        named,
+        // By name: the older one first.
+        [
+            (unreadable.display().to_string(), 0, SetAsideFate::MayHold),
+            (aside.display().to_string(), 1, SetAsideFate::Holds),
+        ],
+        "{forgotten:?}"
+    );
+    assert!(
+        forgotten.set_aside[1]
+            .why
+            .as_deref()
+            .is_some_and(|w| w.contains("schema (version 3)")),
+        "{forgotten:?}"
+    );
+    assert!(forgotten.set_aside[0].why.is_some());
+    // Left as it was: the person deletes it.
+    let still: i64 = Connection::open(&aside)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sessions WHERE session_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(still, 1);
+}
+
+/// Doctor names each database a rebuild set aside, with its size and the fix.
+#[test]
+fn doctor_names_the_databases_a_rebuild_set_aside() {
+    let (_src, data, first, _) = synced();
+    let set_aside = |cairn: &Cairn| {
+        cairn
+            .doctor()
+            .checks
+            .into_iter()
+            .find(|c| c.name == "set-aside databases")
+    };
+    assert_eq!(set_aside(&first), None);
+    Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    let aside = moved_aside(data.path());
+    let check = set_aside(&first).expect("doctor names the database set aside");
+    assert_eq!(check.status, cairn_core::doctor::Status::Warn);
+    assert!(
+        check.detail.starts_with(&format!(
+            "1 database a rebuild from the copies set aside: {}",
+            aside.display()
+        )) && check.detail.contains(&format!("rm '{}'", aside.display())),
+        "{check:?}"
+    );
 }
 
 /// Holds a rebuild once it has read the old database and made the new one whole, before its

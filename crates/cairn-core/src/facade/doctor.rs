@@ -219,6 +219,11 @@ impl Cairn {
             }
         }
         checks.push(doctor::permissions(&self.data_dir));
+        // The old databases a rebuild set aside: each still holds every session it held.
+        checks.extend(doctor::set_aside::check(
+            &doctor::set_aside::list(&self.data_dir),
+            std::time::SystemTime::now(),
+        ));
     }
 
     /// Each enabled agent that deletes its own transcripts: its rule (from its settings file,

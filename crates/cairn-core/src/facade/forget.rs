@@ -8,6 +8,13 @@
 //! the rebuild read it (a forget the new database would not know of, the session back); a
 //! capture, which writes retained copies under the same lock, cannot come between the
 //! sweep's read of the tombstones and its deletion of their copies.
+//!
+//! The old databases a rebuild set aside (`cairn.db.damaged-<time>`) still hold every session
+//! they held. A forget reaches into each that holds a forgotten session: one that reads
+//! cleanly (`quick_check`), is at the archive's schema version and takes writes gets the same
+//! removal (every room's rows, zeroed pages vacuumed away); any other is named in the report
+//! with the fix, as writing into a damaged file may spread the damage and a partial removal
+//! (its records, not its full-text index or vectors) would remove less than it says.
 
 use std::time::Duration;
 
@@ -105,6 +112,34 @@ pub struct ForgetPlan {
     pub allow_reimport: bool,
 }
 
+/// What became of the forgotten sessions in a database a rebuild set aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum SetAsideFate {
+    /// Removed there as in the archive: every room's rows, the pages zeroed and vacuumed away.
+    Removed,
+    /// Still there: the file could not be written safely (`why`). Delete it once the rebuilt
+    /// archive is checked.
+    Holds,
+    /// The file could not be read (`why`), so it may hold them. Delete it once the rebuilt
+    /// archive is checked.
+    MayHold,
+}
+
+/// A database a rebuild from the copies set aside that held (or may hold) forgotten sessions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ForgetSetAside {
+    pub path: String,
+    /// How many of the forgotten sessions it was found to hold (0 when it could not be read).
+    pub sessions: u32,
+    pub fate: SetAsideFate,
+    /// Why they were not removed there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
 /// What `forget` did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -119,6 +154,10 @@ pub struct Forgotten {
     pub db_bytes_before: u64,
     #[cfg_attr(feature = "specta", specta(type = f64))]
     pub db_bytes_after: u64,
+    /// The databases a rebuild set aside that held forgotten sessions: removed there too, or
+    /// named with why not (the fix: delete the file once the rebuilt archive is checked).
+    #[serde(default)]
+    pub set_aside: Vec<ForgetSetAside>,
 }
 
 /// Which tombstones to lift: of this agent only, laid at or after this time; each `None` for
@@ -175,6 +214,132 @@ fn team_pushed(conn: &rusqlite::Connection, keys: &[String]) -> rusqlite::Result
     {
         let _ = (conn, keys);
         Ok(0)
+    }
+}
+
+/// Every room's removal of the sessions with row ids `ids` (keys `keys`) on `tx`, the
+/// database's own transaction: the archive's, or a set-aside one's.
+fn delete_rows(
+    tx: &rusqlite::Connection,
+    ids: &[i64],
+    keys: &[String],
+    allow_reimport: bool,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let turns = archive::forget::turn_ids(tx, ids)?;
+    let reports: Vec<i64> = insights::forget::reports_of(tx, keys)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    insights::forget::delete(tx, &reports)?;
+    recall::forget::revoke(tx, ids, now)?;
+    semantic::forget::delete(tx, &turns)?;
+    git::forget::delete(tx, ids)?;
+    if !allow_reimport {
+        let shared = archive::store::shared_through_git(tx, ids)?;
+        git::forget::remember_shared(tx, &shared, now)?;
+    }
+    archive::forget::delete(tx, ids, allow_reimport, now)?;
+    archive::forget::compact_index(tx)
+}
+
+/// Secure delete on, `f` in an immediate transaction, then the zeroed pages given back and
+/// the log emptied: a forget's writes, on the archive or a set-aside database.
+fn forget_in(
+    conn: &mut rusqlite::Connection,
+    f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "secure_delete", "ON")?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    f(&tx)?;
+    tx.commit()?;
+    conn.execute_batch("VACUUM")?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    conn.pragma_update(None, "secure_delete", "OFF")
+}
+
+/// The forgotten sessions `keys` in the database `db` a rebuild set aside: removed there when
+/// it reads cleanly, is at `version` (the archive's schema, so every room's SQL means there
+/// what it means in the archive) and takes writes; otherwise named with why not. `None` when
+/// it holds none of them (its sessions read through without one).
+fn forget_set_aside(
+    db: &std::path::Path,
+    keys: &[String],
+    version: i64,
+    allow_reimport: bool,
+    now: &str,
+) -> Option<ForgetSetAside> {
+    use rusqlite::{Connection, OpenFlags};
+    let named = |sessions: usize, fate, why: String| ForgetSetAside {
+        path: db.display().to_string(),
+        sessions: small(sessions as u64),
+        fate,
+        why: Some(why),
+    };
+    // Read-only first, as the rebuild reads it: a damaged file is read as far as it reads.
+    let found = Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .and_then(|conn| {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        let mut ids = Vec::new();
+        archive::rebuild::each_session_key(&conn, |id, key| {
+            if keys.contains(&key) {
+                ids.push((id, key));
+            }
+        })?;
+        Ok(ids)
+    });
+    let found = match found {
+        Ok(found) if found.is_empty() => return None,
+        Ok(found) => found,
+        Err(e) => return Some(named(0, SetAsideFate::MayHold, e.to_string())),
+    };
+    let holds = |why: String| Some(named(found.len(), SetAsideFate::Holds, why));
+    let mut conn = match Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ) {
+        Ok(conn) => conn,
+        Err(e) => return holds(format!("it does not open for writing: {e}")),
+    };
+    let checked = (|| -> rusqlite::Result<(Vec<String>, i64)> {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON")?;
+        let problems = conn
+            .prepare("PRAGMA quick_check(5)")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        let at: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        Ok((problems, at))
+    })();
+    match checked {
+        Err(e) => return holds(format!("it could not be checked: {e}")),
+        Ok((problems, _)) if problems != ["ok"] => {
+            return holds(format!(
+                "it is damaged (quick_check: {}), and writing there may spread the damage",
+                crate::text::excerpt(&problems.join("; "), 200)
+            ));
+        }
+        Ok((_, at)) if at != version => {
+            return holds(format!(
+                "its schema (version {at}) is not the archive's ({version})"
+            ));
+        }
+        Ok(_) => {}
+    }
+    let (ids, keys): (Vec<i64>, Vec<String>) = found.iter().cloned().unzip();
+    match forget_in(&mut conn, |tx| {
+        delete_rows(tx, &ids, &keys, allow_reimport, now)
+    }) {
+        Ok(()) => Some(ForgetSetAside {
+            path: db.display().to_string(),
+            sessions: small(ids.len() as u64),
+            fate: SetAsideFate::Removed,
+            why: None,
+        }),
+        Err(e) => holds(format!("removing them there failed: {e}")),
     }
 }
 
@@ -431,6 +596,7 @@ impl Cairn {
         let mut store = self.store();
         let sel = self.forget_selector(&store, req)?;
         let now = clock::now();
+        let mut forgotten: Vec<String> = Vec::new();
         let result = (|| -> rusqlite::Result<()> {
             let conn = store.conn_mut();
             conn.pragma_update(None, "secure_delete", "ON")?;
@@ -441,22 +607,8 @@ impl Cairn {
             let mut doomed = archive::forget::select(&tx, &sel)?;
             doomed.retain(|d| keys.contains(&d.key.as_str()));
             let ids: Vec<i64> = doomed.iter().map(|d| d.id).collect();
-            let keys: Vec<String> = doomed.iter().map(|d| d.key.clone()).collect();
-            let turns = archive::forget::turn_ids(&tx, &ids)?;
-            let reports: Vec<i64> = insights::forget::reports_of(&tx, &keys)?
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
-            insights::forget::delete(&tx, &reports)?;
-            recall::forget::revoke(&tx, &ids, &now)?;
-            semantic::forget::delete(&tx, &turns)?;
-            git::forget::delete(&tx, &ids)?;
-            if !req.allow_reimport {
-                let shared = archive::store::shared_through_git(&tx, &ids)?;
-                git::forget::remember_shared(&tx, &shared, &now)?;
-            }
-            archive::forget::delete(&tx, &ids, req.allow_reimport, &now)?;
-            archive::forget::compact_index(&tx)?;
+            forgotten = doomed.into_iter().map(|d| d.key).collect();
+            delete_rows(&tx, &ids, &forgotten, req.allow_reimport, &now)?;
             tx.commit()
         })();
         result.map_err(|e| store.err(e))?;
@@ -474,13 +626,27 @@ impl Cairn {
             conn.pragma_update(None, "secure_delete", "OFF")
         })();
         tidy.map_err(|e| store.err(e))?;
+        let version = store.schema_version()?;
         drop(store);
+        // Still under the lock: no rebuild sets another database aside meanwhile. Each holding
+        // a forgotten session has it removed there too, or is named.
+        let set_aside = if forgotten.is_empty() {
+            Vec::new()
+        } else {
+            crate::doctor::set_aside::list(&self.data_dir)
+                .iter()
+                .filter_map(|a| {
+                    forget_set_aside(&a.path, &forgotten, version, req.allow_reimport, &now)
+                })
+                .collect()
+        };
         drop(held);
         Ok(Forgotten {
             removed: plan,
             retained_files_deleted: small(retained_files_deleted),
             db_bytes_before,
             db_bytes_after: size(&db_path),
+            set_aside,
         })
     }
 }
