@@ -419,3 +419,36 @@ fn a_forget_during_a_rebuild_stays_forgotten_in_the_new_database() {
         "the forget did not wait for the rebuild"
     );
 }
+
+/// From the rooms' carry (Recall, team, insights: writes that take no capture lock) to the
+/// swap, no write can commit to the old database: one that did would be missing from the new
+/// database without a word. A writer there meanwhile finds the database busy (and, waiting
+/// longer, lands after the swap, in the new file).
+#[test]
+fn no_write_commits_to_the_old_database_after_its_rooms_were_carried() {
+    let (_src, data, _first, _before) = synced();
+    let (reached_tx, reached) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let hold = HoldBeforeSwap {
+        reached: reached_tx,
+        go: std::sync::Mutex::new(go_rx),
+    };
+    std::thread::scope(|s| {
+        let rebuild = s.spawn(|| Cairn::rebuild_from_copies(data.path(), &hold));
+        reached.recv().unwrap();
+        // The rooms are carried; the swap has not happened.
+        let writer = Connection::open(data.path().join("cairn.db")).unwrap();
+        writer
+            .busy_timeout(std::time::Duration::from_millis(200))
+            .unwrap();
+        let began = writer.execute_batch("BEGIN IMMEDIATE");
+        drop(writer);
+        // Let the rebuild go before judging, so a failure fails rather than hangs.
+        go.send(()).unwrap();
+        rebuild.join().unwrap().unwrap();
+        assert!(
+            began.is_err(),
+            "a write could begin on the old database after its rooms were carried"
+        );
+    });
+}

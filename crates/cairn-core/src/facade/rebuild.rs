@@ -336,6 +336,11 @@ impl Cairn {
             stop_point("session");
         }
 
+        // From here to the swap every write to the old database waits (`hold_writes`): the
+        // rooms carried below (Recall reviews, team and insights rows) take no capture lock, so
+        // one committed after their carry would be missing from the new database without a
+        // word. Held, it fails busy, or lands after the swap, in the new file.
+        let writes_held = hold_writes(&data_dir.join(DB_FILE));
         if let Ok(old) = &old {
             push_carried(
                 &mut report,
@@ -375,7 +380,10 @@ impl Cairn {
         crate::store::sync_dir(data_dir);
         stop_point("rebuilt");
 
-        report.moved_aside = swap_in(data_dir)?.iter().map(|p| shown(p)).collect();
+        report.moved_aside = swap_in(data_dir, writes_held)?
+            .iter()
+            .map(|p| shown(p))
+            .collect();
         // Every session linked again from its records, as a reindex does (still under the
         // capture lock). The archive is whole already: a failure is logged, the sessions stay
         // queued, and the next sync links them.
@@ -660,8 +668,9 @@ fn carried(room: &str, what: &str, rows: usize, error: Option<String>) -> Rebuil
 }
 
 /// Give the old database, its `-wal` and `-shm` names aside, then put the rebuilt one in its
-/// place ([`crate::store::finish_swap`]). Returns the names given aside.
-fn swap_in(data_dir: &Path) -> Result<Vec<PathBuf>> {
+/// place ([`crate::store::finish_swap`]), `writes_held` ([`hold_writes`]) held until then.
+/// Returns the names given aside.
+fn swap_in(data_dir: &Path, writes_held: Option<Connection>) -> Result<Vec<PathBuf>> {
     let stamp = jiff::Timestamp::now()
         .strftime("%Y%m%dT%H%M%SZ")
         .to_string();
@@ -671,14 +680,15 @@ fn swap_in(data_dir: &Path) -> Result<Vec<PathBuf>> {
         n += 1;
         base = data_dir.join(format!("{DB_FILE}.damaged-{stamp}-{n}"));
     }
-    // The old database's write lock, held until the new one has its name: a process that
+    // The old database's write lock (taken before the rooms were carried), held until the new
+    // one has its name: a process that
     // opened the old one earlier checks at each commit, holding that lock, that `cairn.db` is
     // still its file (`store::Opened`), so none of its commits lands in the file moved aside
     // (captures are kept out by the capture lock this rebuild holds). Where the old database no
     // longer takes a lock (too damaged), the commit check alone stands. Where the file system
     // has no hard links, the copies below close a descriptor of these files and the kernel
     // drops this lock with it: the commit check alone stands there too.
-    let _writes_held = hold_writes(&data_dir.join(DB_FILE));
+    let _writes_held = writes_held;
     let mut aside = Vec::new();
     for suffix in ["", "-wal", "-shm"] {
         let live = with_suffix(&data_dir.join(DB_FILE), suffix);
@@ -710,7 +720,7 @@ fn swap_in(data_dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// A write transaction begun on the database at `db` (waiting up to [`LOCK_WAIT`] for writers
-/// there to finish), for [`swap_in`] to hold across the swap; `None` when there is no database
+/// there to finish), held from the rooms' carry across the swap ([`swap_in`]); `None` when there is no database
 /// or it takes no lock. Nothing is written: dropped, it rolls back, and SQLite does not
 /// checkpoint a database whose name leads elsewhere when it closes.
 fn hold_writes(db: &Path) -> Option<Connection> {
