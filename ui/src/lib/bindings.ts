@@ -1405,6 +1405,29 @@ export type ForgetSession_Serialize = {
 	started_at: string | null,
 };
 
+/**  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions. */
+export type ForgetSetAside = ForgetSetAside_Serialize | ForgetSetAside_Deserialize;
+
+/**  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions. */
+export type ForgetSetAside_Deserialize = {
+	path: string,
+	/**  How many of the forgotten sessions it was found to hold (0 when it could not be read). */
+	sessions: number,
+	fate: SetAsideFate,
+	/**  Why they were not removed there. */
+	why?: string | null,
+};
+
+/**  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions. */
+export type ForgetSetAside_Serialize = {
+	path: string,
+	/**  How many of the forgotten sessions it was found to hold (0 when it could not be read). */
+	sessions: number,
+	fate: SetAsideFate,
+	/**  Why they were not removed there. */
+	why?: string,
+};
+
 /**  What `forget` did. */
 export type Forgotten = Forgotten_Serialize | Forgotten_Deserialize;
 
@@ -1420,6 +1443,11 @@ export type Forgotten_Deserialize = {
 	 */
 	db_bytes_before: number | null,
 	db_bytes_after: number | null,
+	/**
+	 *  The databases a rebuild set aside that held forgotten sessions: removed there too, or
+	 *  named with why not (the fix: delete the file once the rebuilt archive is checked).
+	 */
+	set_aside?: ForgetSetAside_Deserialize[],
 };
 
 /**  What `forget` did. */
@@ -1434,6 +1462,11 @@ export type Forgotten_Serialize = {
 	 */
 	db_bytes_before: number | null,
 	db_bytes_after: number | null,
+	/**
+	 *  The databases a rebuild set aside that held forgotten sessions: removed there too, or
+	 *  named with why not (the fix: delete the file once the rebuilt archive is checked).
+	 */
+	set_aside: ForgetSetAside_Serialize[],
 };
 
 export type GenState = "building" | "active" | "retired";
@@ -3742,6 +3775,21 @@ export type SessionTimeline_Serialize = {
 	 */
 	published_by: PublishedBy_Serialize | null,
 };
+
+/**  What became of the forgotten sessions in a database a rebuild set aside. */
+export type SetAsideFate = 
+/**  Removed there as in the archive: every room's rows, the pages zeroed and vacuumed away. */
+"removed" | 
+/**
+ *  Still there: the file could not be written safely (`why`). Delete it once the rebuilt
+ *  archive is checked.
+ */
+"holds" | 
+/**
+ *  The file could not be read (`why`), so it may hold them. Delete it once the rebuilt
+ *  archive is checked.
+ */
+"may_hold";
 
 export type SkimCoverage = {
 	showing_sessions: number,

@@ -17,6 +17,7 @@ import {
 } from '../api';
 import type { TurnRecords } from '../api';
 import { problemOf, type Problem } from '../errors';
+import { displayText } from '../format';
 import { Resource } from './resource.svelte';
 
 export type SessionApi = Pick<
@@ -190,8 +191,9 @@ export class SessionStore {
       const outcome = await this.#api.forgetSessions(this.#forgetRequest(key));
       if (outcome.status === 'ok') {
         const n = outcome.data.removed.sessions.length;
+        const aside = setAsideNote(outcome.data.set_aside ?? []);
         this.forgotten = {
-          text: `Forgot ${n} session${n === 1 ? '' : 's'} and ${outcome.data.removed.records} records.`,
+          text: `Forgot ${n} session${n === 1 ? '' : 's'} and ${outcome.data.removed.records} records.${aside ? ` ${aside}` : ''}`,
           error: false,
         };
         this.forgetPlan = null;
@@ -321,3 +323,17 @@ export class SessionStore {
 }
 
 export const session = new SessionStore();
+
+/**
+ * What a forget did in the databases a rebuild set aside (`cairn.db.damaged-…`): removed there
+ * too, or still there, named with the fix, as the CLI says it. Empty when none held them.
+ */
+export function setAsideNote(aside: { path: string; fate: 'removed' | 'holds' | 'may_hold'; why?: string | null }[]): string {
+  const removed = aside.filter((a) => a.fate === 'removed').length;
+  const parts = removed > 0 ? [`Also removed from ${removed === 1 ? 'a database' : `${removed} databases`} a rebuild set aside.`] : [];
+  for (const a of aside.filter((a) => a.fate !== 'removed')) {
+    const holds = a.fate === 'holds' ? 'still holds them' : 'may still hold them';
+    parts.push(`${displayText(a.path)}, set aside by a rebuild, ${holds}${a.why ? ` (${displayText(a.why)})` : ''}: delete it once the rebuilt archive is checked.`);
+  }
+  return parts.join(' ');
+}

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ErrorReport, Outcome, SearchAnswer, SearchHit, SkimView } from '../api';
 import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
 import { Resource } from './resource.svelte';
-import { SessionStore, type SessionApi } from './session.svelte';
+import { SessionStore, setAsideNote, type SessionApi } from './session.svelte';
 import { SkimStore, pulledText } from './skim.svelte';
 import { SearchStore, SEARCH_DELAY_MS } from './search.svelte';
 import { SyncStore } from './sync.svelte';
@@ -178,6 +178,19 @@ describe('SessionStore', () => {
     expect(calls.filter((c) => c === 'forgetSessions')).toHaveLength(1);
     expect(store.forgotten).toEqual({ text: 'Forgot 1 session and 23 records.', error: false });
     expect(store.timeline.data).toBeNull();
+  });
+
+  it('says what a forget did in the databases a rebuild set aside', () => {
+    expect(setAsideNote([])).toBe('');
+    expect(setAsideNote([{ path: '/d/cairn.db.damaged-1', fate: 'removed' }])).toBe('Also removed from a database a rebuild set aside.');
+    const held = setAsideNote([
+      { path: '/d/cairn.db.damaged-1', fate: 'removed' },
+      { path: '/d/cairn.db.damaged-\u202E2', fate: 'holds', why: 'it fails quick_check' },
+      { path: '/d/cairn.db.damaged-3', fate: 'may_hold', why: null },
+    ]);
+    expect(held).toContain('Also removed from a database');
+    expect(held).toContain('/d/cairn.db.damaged-2, set aside by a rebuild, still holds them (it fails quick_check): delete it');
+    expect(held).toContain('/d/cairn.db.damaged-3, set aside by a rebuild, may still hold them: delete it');
   });
 
   it('folds and unfolds a record by Enter', async () => {
