@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use serde_json::json;
 
-use crate::support::Env;
+use crate::support::{Env, run_while_locked};
 
 const MARKER: &str = "zebrafjordquux7781";
 const SMALL: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
@@ -594,23 +594,10 @@ fn a_lifted_forget_lets_the_next_sync_import_the_sessions_again() {
 /// let go. Before, it took no lock and went ahead in a database a rebuild could then replace.
 #[test]
 fn a_forget_says_it_waits_for_the_capture_lock() {
-    use std::io::BufRead as _;
     let env = Env::new();
     plant(&env, "waited-session");
     env.ok(&["sync"]);
-    // Held here as another process's rebuild holds it.
-    let lock = cairn_core::archive::capture::CaptureLock::open(&env.data()).unwrap();
-    let held = lock.lock().unwrap();
-    let mut child = env
-        .command()
-        .args(["forget", "waited-session", "--yes"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let (line, out) = run_while_locked(&env, &["forget", "waited-session", "--yes"]);
     assert!(
         line.starts_with("Waiting for another Cairn process to let go of the archive"),
         "{line}"
@@ -620,8 +607,6 @@ fn a_forget_says_it_waits_for_the_capture_lock() {
         line.trim_end().ends_with("the forget runs once it does."),
         "{line}"
     );
-    drop(held);
-    let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("Forgot 1 session"),

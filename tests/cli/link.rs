@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::branch::{Transcript, key_of, repo, sessions_of, skim};
-use crate::support::{Env, git};
+use crate::support::{Env, git, run_while_locked};
 
 /// Run `cairn --json args…` as the person `ana`; the JSON answer, or the failure's stderr.
 fn as_ana(env: &Env, args: &[&str]) -> Result<Value, String> {
@@ -349,8 +349,6 @@ fn a_session_linked_by_hand_has_every_turn_related() {
 /// it runs) and says so on stderr, as a forget does, instead of failing after a silent wait.
 #[test]
 fn a_link_and_an_unlink_say_they_wait_for_the_capture_lock() {
-    use std::io::BufRead as _;
-    use std::process::Stdio;
     let env = Env::new();
     let repo = repo(env.root.path());
     let mut t = Transcript::new(&env, "s-wait", &repo, "main");
@@ -361,19 +359,7 @@ fn a_link_and_an_unlink_say_they_wait_for_the_capture_lock() {
         ("link", "Linked session s-wait"),
         ("unlink", "Unlinked session s-wait"),
     ] {
-        // Held here as another process's rebuild holds it.
-        let lock = cairn_core::archive::capture::CaptureLock::open(&env.data()).unwrap();
-        let held = lock.lock().unwrap();
-        let mut child = env
-            .command()
-            .args([word, "s-wait", "--to", "#42"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
+        let (line, out) = run_while_locked(&env, &[word, "s-wait", "--to", "#42"]);
         assert!(
             line.starts_with("Waiting for another Cairn process to let go of the archive"),
             "{word}: {line}"
@@ -384,8 +370,6 @@ fn a_link_and_an_unlink_say_they_wait_for_the_capture_lock() {
                 .ends_with(&format!("the {word} runs once it does.")),
             "{word}: {line}"
         );
-        drop(held);
-        let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{word}: {out:?}");
         assert!(
             String::from_utf8_lossy(&out.stdout).starts_with(done),

@@ -110,6 +110,26 @@ impl Env {
 }
 
 /// Run `cmd` with `input` on its stdin, closed after it, as an agent runs its hook.
+/// `cairn args…` run while this test holds the archive's capture lock, as another process's
+/// rebuild holds it: the first line it writes to stderr, then (the lock let go) its output.
+pub fn run_while_locked(env: &Env, args: &[&str]) -> (String, Output) {
+    use std::io::BufRead as _;
+    let lock = cairn_core::archive::capture::CaptureLock::open(&env.data()).unwrap();
+    let held = lock.lock().unwrap();
+    let mut child = env
+        .command()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    drop(held);
+    (line, child.wait_with_output().unwrap())
+}
+
 pub fn fed(mut cmd: Command, input: &[u8]) -> Output {
     let mut child = cmd
         .stdin(Stdio::piped())
