@@ -432,24 +432,7 @@ fn a_secret_split_across_two_records_is_marked_in_both_in_every_format() {
 /// ATIF showed them as ordinary conversation).
 #[test]
 fn records_the_agent_took_back_are_marked_in_every_format() {
-    let env = Env::new();
-    let rel = "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json";
-    let path = env.home().join(".gemini/tmp").join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let fixtures = crate::support::fixtures();
-    std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
-    env.ok(&["sync"]);
-    std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
-    // A later mtime, as the agent's rewrite has.
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(later)
-        .unwrap();
-    env.ok(&["sync"]);
-    let id = "c330aea9-39d8-4bf1-ac29-5fdb4baaad16";
+    let (env, id) = crate::support::rewound_gemini();
     let rewound = "can you install helium and not just run it from downloads?";
 
     let doc: serde_json::Value =

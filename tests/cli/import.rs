@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::export::{
     CODEX, SMALL, STAGE0, WITH_SUBAGENT, export, reference_python, repo_root, synced,
 };
-use crate::support::Env;
+use crate::support::{Env, rewound_gemini};
 
 /// What `show` says of each turn, the part an import must give back unchanged.
 fn turns_of(env: &Env, session: &str) -> Vec<Value> {
@@ -747,28 +747,6 @@ fn a_trajectory_with_a_byte_order_mark_imports() {
     let file = write(dir.path(), "bom.atif.json", &format!("\u{feff}{doc}"));
     let imported = import(&env, &file).unwrap();
     assert_eq!(imported["turns"], 1, "{imported}");
-}
-
-/// A Gemini session rewound (its document written again without its last messages), synced:
-/// the environment and the session's id.
-fn rewound_gemini() -> (Env, &'static str) {
-    let env = Env::new();
-    let rel = "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json";
-    let path = env.home().join(".gemini/tmp").join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let fixtures = crate::support::fixtures();
-    std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
-    env.ok(&["sync"]);
-    std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(later)
-        .unwrap();
-    env.ok(&["sync"]);
-    (env, "c330aea9-39d8-4bf1-ac29-5fdb4baaad16")
 }
 
 /// Each record of a session as its JSON export gives it: its kind, the start of its text (an

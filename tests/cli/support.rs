@@ -259,3 +259,26 @@ pub fn mkfifo(path: &Path) {
         .unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
 }
+
+/// A Gemini session rewound (its document written again without its last messages), synced:
+/// the environment and the session's id.
+pub fn rewound_gemini() -> (Env, &'static str) {
+    let env = Env::new();
+    let rel = "m-gemini/chats/session-2025-12-24T06-40-c330aea9.json";
+    let path = env.home().join(".gemini/tmp").join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let fixtures = fixtures();
+    std::fs::copy(fixtures.join("gemini").join(rel), &path).unwrap();
+    env.ok(&["sync"]);
+    std::fs::copy(fixtures.join("gemini-rewound").join(rel), &path).unwrap();
+    // A later mtime, as the agent's rewrite has.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    env.ok(&["sync"]);
+    (env, "c330aea9-39d8-4bf1-ac29-5fdb4baaad16")
+}
