@@ -870,7 +870,7 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
         if !interactive {
             return Err(refused(format!(
                 "--model: name the model {} should answer with",
-                shown_endpoint(&chosen.endpoint)
+                render::endpoint(&chosen.endpoint)
             )));
         }
         chosen.model = ask(
@@ -902,7 +902,7 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
         endpoint: if s.endpoint.is_empty() {
             String::new()
         } else {
-            shown_endpoint(&s.endpoint)
+            render::endpoint(&s.endpoint)
         },
         ..s.clone()
     };
@@ -1036,14 +1036,7 @@ fn describe(s: &cairn_core::config::ExtractSetup) -> String {
     } else {
         format!(" (key in ${})", clean(&s.api_key_env))
     };
-    format!("endpoint {}{key}", shown_endpoint(&s.endpoint))
-}
-
-/// An endpoint as every endpoint is shown: a path or query that could name an account
-/// redacted (`llm::Endpoint::redacted`).
-fn shown_endpoint(url: &str) -> String {
-    cairn_core::llm::Endpoint::parse(url.trim())
-        .map_or_else(|_| clean(url), |e| clean(&e.redacted()))
+    format!("endpoint {}{key}", render::endpoint(&s.endpoint))
 }
 
 /// The test request's checks, as doctor prints them.

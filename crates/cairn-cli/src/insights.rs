@@ -405,7 +405,7 @@ fn setup(
     if json_out {
         let mut doc = serde_json::json!({
             "config": config,
-            "endpoint": saved.endpoint.as_deref().map(shown_endpoint),
+            "endpoint": saved.endpoint.as_deref().map(render::endpoint),
             "model": saved.model,
             "api_key_env": saved.api_key_env,
         });
@@ -443,7 +443,7 @@ fn setup(
                 out,
                 "Saved [insights] in {}: endpoint {}{key}, model {}.",
                 clean(&config),
-                shown_endpoint(endpoint),
+                render::endpoint(endpoint),
                 render::line(model, 200)
             )?;
             writeln!(
@@ -460,12 +460,6 @@ fn setup(
         }
     }
     Ok(())
-}
-
-/// An endpoint as every endpoint is shown: a path or query that could name an account redacted.
-fn shown_endpoint(url: &str) -> String {
-    cairn_core::llm::Endpoint::parse(url.trim())
-        .map_or_else(|_| clean(url), |e| clean(&e.redacted()))
 }
 
 /// clap's check of a report's `--format` (a usage error, exit 2, for a format there is not).

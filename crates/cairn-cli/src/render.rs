@@ -1683,6 +1683,12 @@ pub fn embeddings_status(
     Ok(())
 }
 
+/// An endpoint's base URL as every endpoint is shown: a path or query that could name an
+/// account redacted, and any secret in a URL that does not parse (`llm::Endpoint::shown`).
+pub fn endpoint(url: &str) -> String {
+    clean(&cairn_core::llm::Endpoint::shown(url))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

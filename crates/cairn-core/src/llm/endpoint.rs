@@ -304,6 +304,21 @@ impl Endpoint {
         u
     }
 
+    /// A typed base URL as it may be shown: [`Self::redacted`] when it parses, else the text
+    /// with its secrets redacted (a URL Cairn cannot read still may hold a key).
+    pub fn shown(url: &str) -> String {
+        Self::parse(url.trim()).map_or_else(
+            |_| {
+                crate::archive::redact::Redactor::global().redact_printable(
+                    url,
+                    "endpoint",
+                    &mut Vec::new(),
+                )
+            },
+            |e| e.redacted(),
+        )
+    }
+
     /// Safe to show: path replaced by `/REDACTED` unless made only of plain segments (`v1`,
     /// `api`, …), query values masked except `api-version`.
     pub fn redacted(&self) -> String {
@@ -504,6 +519,26 @@ mod tests {
         let e = Endpoint::parse("http://127.0.0.1:1234/v1?api-version=2").unwrap();
         assert_eq!(e.redacted(), "http://127.0.0.1:1234/v1?api-version=2");
         assert!(!e.carries_credentials());
+    }
+
+    /// What a person typed is shown redacted whether or not it reads as a URL: a typo'd
+    /// scheme or a space must not let a key through.
+    #[test]
+    fn a_typed_url_is_shown_redacted_whether_or_not_it_parses() {
+        let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+        assert_eq!(
+            Endpoint::shown("https://gw.example.com/acct-123/v1"),
+            "https://gw.example.com/REDACTED"
+        );
+        for typed in [
+            format!("htp:/ gw {token}"),
+            format!("http://[gw?key={token}"),
+        ] {
+            let shown = Endpoint::shown(&typed);
+            assert!(Endpoint::parse(&typed).is_err(), "{typed}");
+            assert!(!shown.contains(token), "{shown}");
+            assert!(shown.contains("REDACTED"), "{shown}");
+        }
     }
 
     #[test]
