@@ -87,8 +87,8 @@ fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
         "with_subagent_atif_subagent",
         serde_json::to_string_pretty(&sub).unwrap()
     );
-    // Markdown and HTML carry the sub-agent too, after the session, and say that the
-    // compaction transcript is not there; a sub-agent's web search is the marker.
+    // Markdown and HTML carry the sub-agent and the compaction too, after the session; a
+    // sub-agent's web search is the marker.
     let sub_search = "opentelemetry_bandit elixir latest version 2026";
     for format in ["md", "html"] {
         let text = export(&env, &[WITH_SUBAGENT, "--format", format]);
@@ -100,10 +100,8 @@ fn markdown_html_and_atif_exports_of_the_fixtures_are_pinned() {
             text.contains(sub_search),
             "{format}: the sub-agent's search is missing"
         );
-        assert!(
-            text.contains("compaction transcript (its summary of the conversation so far) is not in this export"),
-            "{format}"
-        );
+        assert!(text.contains("Compaction: "), "{format}");
+        assert!(!text.contains("not in this export"), "{format}");
     }
     let html = export(&env, &[WITH_SUBAGENT, "--format", "html"]);
     let footer = &html[html.find("<footer>").unwrap()..];
@@ -137,8 +135,8 @@ fn every_atif_export_validates_with_the_reference_models() {
         std::fs::write(&path, export(&env, &[key, "--format", "atif"])).unwrap();
         files.push(path);
     }
-    // Sub-agent sessions are sessions too, and a parent embeds its sub-agents (not its
-    // compactions) as whole trajectories.
+    // Sub-agent sessions are sessions too, and a parent embeds its sub-agents and its
+    // compactions as whole trajectories.
     let detail = env.json(&["show", WITH_SUBAGENT]);
     let parent = detail["session_key"].as_str().unwrap();
     let with_subagent = files
@@ -184,7 +182,7 @@ fn every_atif_export_validates_with_the_reference_models() {
         .enumerate()
     {
         let (want, subagents) = if i == with_subagent {
-            ("ATIF-v1.7", 1)
+            ("ATIF-v1.7", 2)
         } else {
             ("ATIF-v1.4", 0)
         };
@@ -196,6 +194,9 @@ fn every_atif_export_validates_with_the_reference_models() {
     let sub = &exported["subagent_trajectories"][0];
     assert_eq!(sub["trajectory_id"], "aac57f5");
     assert_eq!(sub["steps"][0]["step_id"], 1);
+    let compaction = &exported["subagent_trajectories"][1];
+    assert_eq!(compaction["trajectory_id"], "acompact-946d2b");
+    assert_eq!(compaction["extra"]["cairn"]["relation"], "compaction");
 }
 
 #[test]

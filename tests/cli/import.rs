@@ -197,7 +197,8 @@ fn embedded_subagent_trajectories_import_as_subagent_sessions() {
     let imported = import(&env, &file).unwrap();
     let key = imported["session_key"].as_str().unwrap().to_owned();
     let subs = imported["subagents"].as_array().unwrap();
-    assert_eq!(subs.len(), 1, "{imported}");
+    // The sub-agent, then the compaction.
+    assert_eq!(subs.len(), 2, "{imported}");
     let sub_key = subs[0].as_str().unwrap();
     assert!(!turns_of(&env, sub_key).is_empty());
     assert_eq!(turns_of(&env, sub_key), turns_of(&env, &original_sub));
@@ -207,6 +208,8 @@ fn embedded_subagent_trajectories_import_as_subagent_sessions() {
     let sub = detail(sub_key);
     assert_eq!(sub["parent_key"], key.as_str());
     assert_eq!(sub["relation"], "subagent");
+    assert_eq!(detail(subs[1].as_str().unwrap())["relation"], "compaction");
+    assert_eq!(parent["subagents"][1]["agent_id"], "acompact-946d2b");
     // Again: nothing new, and no scratch file is left in the data dir.
     let again = import(&env, &file).unwrap();
     assert_eq!(again["already_imported"], true, "{again}");

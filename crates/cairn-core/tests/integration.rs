@@ -34,6 +34,7 @@ mod archive_titles;
 mod archive_vscopilot;
 mod association_incremental;
 mod association_untimed;
+mod atif_roundtrip;
 mod detect;
 mod embed_endpoint;
 mod embed_golden;

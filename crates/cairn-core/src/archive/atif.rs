@@ -116,6 +116,10 @@ pub struct FinalMetrics {
     pub total_cached_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_steps: Option<u64>,
+    /// Cairn's own counts in `cairn.tokens` (input without cache reads, output, cache writes,
+    /// cache reads, reasoning), which the totals above cannot tell apart; read back on import.
+    #[serde(default, skip_serializing_if = "is_none_or_empty")]
+    pub extra: Option<Value>,
 }
 
 /// The text of a message or an observation's content: the string, or the `text` of each text

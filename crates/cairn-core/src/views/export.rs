@@ -200,9 +200,6 @@ pub struct LeftOut {
     pub max_output_bytes: u32,
     /// Turns of the session not in this export (a turn range was asked for).
     pub turns_not_exported: u32,
-    /// The agent's compaction transcripts (its own summaries of the conversation so far),
-    /// which the archive keeps beside the session and no export format carries.
-    pub compactions_not_exported: u32,
     /// Whether the home directory was written as `~`.
     pub home_written_as_tilde: bool,
     /// Secrets split across two records (neither held it whole), each piece marked where it
@@ -243,12 +240,6 @@ impl LeftOut {
                 n => format!("{n} turns of the session are not in this export."),
             });
         }
-        if self.compactions_not_exported > 0 {
-            parts.push(match self.compactions_not_exported {
-                1 => "The agent's compaction transcript (its summary of the conversation so far) is not in this export.".to_owned(),
-                n => format!("{n} compaction transcripts (the agent's summaries of the conversation so far) are not in this export."),
-            });
-        }
         if self.secrets_split > 0 {
             parts.push(match self.secrets_split {
                 1 => "A secret split across two records is marked in each of them.".to_owned(),
@@ -274,7 +265,8 @@ pub struct Document {
     pub session: SessionDetail,
     pub turns: Vec<ExportTurn>,
     pub left_out: LeftOut,
-    /// The session's sub-agent sessions, whole (ATIF embeds them as `subagent_trajectories`).
+    /// The session's sub-agent and compaction sessions, whole (ATIF embeds them as
+    /// `subagent_trajectories`), in the order they started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<Document>,
 }
@@ -359,13 +351,9 @@ impl Document {
             )));
         }
         left_out.turns_not_exported = total.saturating_sub(turns.len() as u32);
-        left_out.compactions_not_exported = detail
-            .subagents
-            .iter()
-            .filter(|s| s.relation.as_deref() == Some("compaction"))
-            .count() as u32;
-        // Sub-agents go whole (a turn range is the parent's), one level deep as agents write
-        // them; what they left out is counted with the parent's.
+        // Sub-agents and compactions (the agent's own summary of the conversation so far, in a
+        // transcript beside it) go whole (a turn range is the parent's), one level deep as
+        // agents write them; what they left out is counted with the parent's.
         let mut subagents = Vec::new();
         if detail.relation.as_deref() != Some("subagent") {
             let whole = ExportOptions {
@@ -375,7 +363,7 @@ impl Document {
             for sub in detail
                 .subagents
                 .iter()
-                .filter(|s| s.relation.as_deref() == Some("subagent"))
+                .filter(|s| matches!(s.relation.as_deref(), Some("subagent" | "compaction")))
             {
                 let Some(id) = archive::resolve_session(conn, &sub.session_key).map_err(db)? else {
                     continue;
@@ -483,6 +471,14 @@ impl Document {
                 crate::text::plural(n as u64, "record"),
             )
         })
+    }
+
+    /// What this document is to the session that embeds it, as a heading says it.
+    pub(crate) fn role_word(&self) -> &'static str {
+        match self.session.relation.as_deref() {
+            Some("compaction") => "Compaction",
+            _ => "Sub-agent",
+        }
     }
 
     /// The session's title, else its first prompt (cut), else "Agent session".

@@ -24,7 +24,7 @@ use super::{
     is_system_injected, line_timestamp, note_timestamp, set_latest, set_once, str_at,
 };
 use crate::archive::atif::text_of;
-use crate::archive::{Outcome, PromptSource, Record, RecordKind, ToolKind};
+use crate::archive::{Outcome, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
 /// At most this many steps are read from one trajectory; the rest are counted as unknown.
 pub const MAX_STEPS: usize = 100_000;
@@ -65,6 +65,11 @@ impl AtifParser {
         set_once(&mut self.meta.cwd, cwd);
         let ts = line_timestamp(&mut self.meta, str_at(cairn, &["started_at"]), out);
         note_timestamp(&mut self.meta, ts.as_deref());
+        // The session's totals, kept as an agent's running total is: the store counts them
+        // only when no step carried its own `metrics` (those are counted instead).
+        if let Some(usage) = h.get("final_metrics").and_then(final_usage) {
+            self.meta.cumulative_usage = Some(usage);
+        }
     }
 
     fn step(&mut self, unit: &str, step: &Value, out: &mut LineOutput) {
@@ -98,6 +103,29 @@ impl AtifParser {
                 return;
             }
         }
+        // The tokens of the step's model call, where Cairn keeps a message's: under its id.
+        if let Some(usage) = step.get("metrics").and_then(step_usage) {
+            out.usage.push((unit.to_owned(), usage));
+        }
+        let calls: Vec<&Value> = step
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map(|c| c.iter().take(MAX_PARTS_PER_STEP).collect())
+            .unwrap_or_default();
+        let results = step
+            .get("observation")
+            .and_then(|o| o.get("results"))
+            .and_then(Value::as_array);
+        // A message with no text is still a record: a prompt without text (an agent that
+        // keeps only its tool calls) opens its turn, as it did in the transcript exported.
+        // A foreign user step holding nothing else (an image, say) is such a prompt too.
+        let message = message.or_else(|| {
+            let said = match kind {
+                Some(k) => k == RecordKind::Message,
+                None => source == "user" && calls.is_empty() && results.is_none_or(Vec::is_empty),
+            };
+            said.then(String::new)
+        });
         if let Some(reasoning) = str_at(step, &["reasoning_content"]).filter(|r| !r.is_empty())
             && matches!(kind, None | Some(RecordKind::Reasoning))
         {
@@ -110,11 +138,6 @@ impl AtifParser {
             };
             out.records.push(with_ours(record, ours));
         }
-        let calls: Vec<&Value> = step
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .map(|c| c.iter().take(MAX_PARTS_PER_STEP).collect())
-            .unwrap_or_default();
         match kind {
             // The step's record is a call or a result (below), or the reasoning (above).
             Some(RecordKind::Reasoning | RecordKind::ToolResult | RecordKind::ToolCall) => {}
@@ -161,10 +184,6 @@ impl AtifParser {
             .and_then(Value::as_array)
             .map(|r| r.iter().collect())
             .unwrap_or_default();
-        let results = step
-            .get("observation")
-            .and_then(|o| o.get("results"))
-            .and_then(Value::as_array);
         for (i, result) in results
             .into_iter()
             .flatten()
@@ -226,7 +245,8 @@ impl AtifParser {
             key: Some("text".to_owned()),
             role: base.role.clone().or_else(|| Some(role.to_owned())),
             prompt_source: base.prompt_source.or(prompt),
-            text: Some(cap_text(text, MAX_TEXT_BYTES)),
+            // An empty message is a record without text, as the one it was exported from.
+            text: (!text.is_empty()).then(|| cap_text(text, MAX_TEXT_BYTES)),
             ..base
         }
     }
@@ -300,6 +320,65 @@ fn with_ours(mut r: Record, ours: Option<&Value>) -> Record {
 
 /// The longest time read back: RFC 3339 with nanoseconds and an offset is 35 bytes.
 const MAX_TIME_BYTES: usize = 64;
+
+/// A token count above this is read as this. A trillion is far past any real session, and
+/// keeps the store's sums within SQLite's 64-bit integers over every step of the largest file
+/// Cairn imports (a few million steps at most in 64 MiB).
+pub const MAX_TOKENS: u64 = 1_000_000_000_000;
+
+/// A token count: a non-negative integer, capped at [`MAX_TOKENS`]. A negative, fractional or
+/// non-numeric value is no count (0), as every field of the wrong type reads as absent.
+fn token_count(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_u64).map_or(0, |n| n.min(MAX_TOKENS))
+}
+
+/// Usage as ATIF counts it (`prompt` includes the `cached` tokens) in Cairn's terms (`input`
+/// excludes the cache reads); `None` when no count is known.
+fn usage_from(prompt: u64, completion: u64, cached: u64) -> Option<TokenUsage> {
+    let usage = TokenUsage {
+        input: prompt.saturating_sub(cached),
+        output: completion,
+        cache_read: cached,
+        ..TokenUsage::default()
+    };
+    (!usage.is_unknown()).then_some(usage)
+}
+
+/// A step's `metrics`: the tokens of the model call it records.
+fn step_usage(m: &Value) -> Option<TokenUsage> {
+    usage_from(
+        token_count(m.get("prompt_tokens")),
+        token_count(m.get("completion_tokens")),
+        token_count(m.get("cached_tokens")),
+    )
+}
+
+/// A trajectory's `final_metrics`: Cairn's own export keeps the session's usage exactly in
+/// `extra.cairn.tokens` (ATIF has no field for cache writes or reasoning tokens); else the
+/// totals ATIF defines.
+fn final_usage(m: &Value) -> Option<TokenUsage> {
+    if let Some(t) = m
+        .get("extra")
+        .and_then(|e| e.get("cairn"))
+        .and_then(|c| c.get("tokens"))
+    {
+        let usage = TokenUsage {
+            input: token_count(t.get("input")),
+            output: token_count(t.get("output")),
+            cache_creation: token_count(t.get("cache_creation")),
+            cache_read: token_count(t.get("cache_read")),
+            reasoning: token_count(t.get("reasoning")),
+        };
+        if !usage.is_unknown() {
+            return Some(usage);
+        }
+    }
+    usage_from(
+        token_count(m.get("total_prompt_tokens")),
+        token_count(m.get("total_completion_tokens")),
+        token_count(m.get("total_cached_tokens")),
+    )
+}
 
 impl DocumentParser for AtifParser {
     fn units_at(&self) -> &'static [&'static str] {

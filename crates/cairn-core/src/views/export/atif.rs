@@ -1,6 +1,7 @@
 //! An export as an ATIF trajectory ([`crate::archive::atif`]): one step per record, a tool's
 //! result joined to the step of its call, Cairn's own fields in `extra.cairn` (among them
-//! `retracted_at`, for a record the agent took back, which ATIF has no field for).
+//! `retracted_at`, for a record the agent took back, which ATIF has no field for), the
+//! session's token usage in `final_metrics` (exactly in its `extra.cairn.tokens`).
 
 use std::collections::HashMap;
 
@@ -62,8 +63,10 @@ fn timestamp(r: &RecordView) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The session as a trajectory, its sub-agents embedded as `subagent_trajectories` (ATIF v1.7),
-/// each identified by its agent id (else its session key).
+/// The session as a trajectory, its sub-agents and compactions embedded as
+/// `subagent_trajectories` (ATIF v1.7), each identified by its agent id (else its session key).
+/// A compaction's id starts `acompact` (Claude's own, kept), which is how an import tells it
+/// from a sub-agent.
 pub fn trajectory(doc: &Document) -> Trajectory {
     let mut t = one(doc);
     if !doc.subagents.is_empty() {
@@ -80,7 +83,10 @@ pub fn trajectory(doc: &Document) -> Trajectory {
                     .find(|s| &s.session_key == key)
                     .and_then(|s| s.agent_id.clone())
                     .filter(|a| !a.is_empty())
-                    .unwrap_or_else(|| key.clone());
+                    .unwrap_or_else(|| match sub.session.relation.as_deref() {
+                        Some("compaction") => format!("acompact-{key}"),
+                        _ => key.clone(),
+                    });
                 Trajectory {
                     schema_version: SUBAGENTS_SCHEMA_VERSION.to_owned(),
                     trajectory_id: Some(id),
@@ -231,13 +237,16 @@ fn one(doc: &Document) -> Trajectory {
             ),
             None => format!("Exported by Cairn. {}", doc.left_out.sentence()),
         }),
-        // Unknown usage is left out, not claimed as 0 tokens.
+        // Unknown usage is left out, not claimed as 0 tokens. ATIF's prompt total folds the
+        // cache writes in and has no reasoning count: Cairn's own figures ride in `extra`, so
+        // an import gives the session the same usage.
         final_metrics: Some(FinalMetrics {
             total_prompt_tokens: known
                 .then(|| tokens.input + tokens.cache_read + tokens.cache_creation),
             total_completion_tokens: known.then_some(tokens.output),
             total_cached_tokens: known.then_some(tokens.cache_read),
             total_steps: Some(total_steps),
+            extra: known.then(|| json!({ "cairn": { "tokens": tokens } })),
         }),
         extra: Some(json!({
             "cairn": {
@@ -247,6 +256,7 @@ fn one(doc: &Document) -> Trajectory {
                 "cwd": s.cwd,
                 "git_branch": s.git_branch,
                 "started_at": s.started_at,
+                "relation": s.relation,
                 "left_out": doc.left_out,
             }
         })),

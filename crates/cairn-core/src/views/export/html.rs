@@ -102,11 +102,13 @@ pub fn render(doc: &Document) -> String {
         }
         out.push_str("</section>\n");
     }
-    // The sub-agents the session started, whole, after it (as ATIF embeds them).
+    // The sub-agents the session started and its compactions, whole, after it (as ATIF
+    // embeds them).
     for (n, sub) in doc.subagents.iter().enumerate() {
+        let word = sub.role_word();
         let _ = writeln!(
             out,
-            "<section id=\"subagent-{n}\" class=\"subagent\">\n<h2>Sub-agent: {}</h2>",
+            "<section id=\"subagent-{n}\" class=\"subagent\">\n<h2>{word}: {}</h2>",
             escape(&sub.title())
         );
         // Its own id only: a Claude sub-agent carries its parent's.
@@ -120,7 +122,7 @@ pub fn render(doc: &Document) -> String {
             );
         }
         for t in &sub.turns {
-            let _ = writeln!(out, "<h3>Sub-agent turn {}</h3>", t.turn.turn_index);
+            let _ = writeln!(out, "<h3>{word} turn {}</h3>", t.turn.turn_index);
             for r in &t.records {
                 record(&mut out, r);
             }

@@ -262,10 +262,12 @@ pub fn render(doc: &Document) -> String {
             record(&mut out, r, &s.session_key);
         }
     }
-    // The sub-agents the session started, whole, after it (as ATIF embeds them).
+    // The sub-agents the session started and its compactions, whole, after it (as ATIF
+    // embeds them).
     for sub in &doc.subagents {
         let key = &sub.session.session_key;
-        let _ = writeln!(out, "## Sub-agent: {}\n", inline(&sub.title()));
+        let word = sub.role_word();
+        let _ = writeln!(out, "## {word}: {}\n", inline(&sub.title()));
         // Its own id only: a Claude sub-agent carries its parent's.
         if let Some(id) = sub.session.session_id.as_deref()
             && sub.session.session_id != s.session_id
@@ -273,7 +275,7 @@ pub fn render(doc: &Document) -> String {
             let _ = writeln!(out, "**Session:** {}\n", inline(id));
         }
         for t in &sub.turns {
-            let _ = writeln!(out, "### Sub-agent turn {}\n", t.turn.turn_index);
+            let _ = writeln!(out, "### {word} turn {}\n", t.turn.turn_index);
             for r in &t.records {
                 record(&mut out, r, key);
             }
