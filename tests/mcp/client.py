@@ -103,6 +103,14 @@ async def main():
             init = await session.initialize()
             check(init.server_info.name == "cairn", f"server name {init.server_info.name}")
             check(init.capabilities.tools is not None, "no tools capability")
+            # Tools only, yet a client that lists resources and prompts on connect (as Claude
+            # Desktop and Cursor do) is answered empty lists, not an error it logs.
+            check(init.capabilities.resources is None and init.capabilities.prompts is None,
+                  f"capabilities beyond tools: {init.capabilities}")
+            check((await session.list_resources()).resources == [], "resources/list is not empty")
+            check((await session.list_resource_templates()).resource_templates == [],
+                  "resources/templates/list is not empty")
+            check((await session.list_prompts()).prompts == [], "prompts/list is not empty")
 
             listed = await session.list_tools()
             tools = {t.name: t for t in listed.tools}

@@ -46,12 +46,26 @@ impl Outbound {
     /// (a tool call's stored input) is cleaned inside: its escapes (`\u001b]0;…`) would give an
     /// agent that parses it the sequence itself.
     pub fn value(&self, v: Value) -> Value {
+        self.value_cut(v, true)
+    }
+
+    /// [`Self::value`], its strings cut at [`MAX_STRING`] when `cutting`, else whole.
+    fn value_cut(&self, v: Value, cutting: bool) -> Value {
+        let done = |s: String| if cutting { cut(s) } else { s };
         match v {
-            Value::String(s) => Value::String(self.json_text(&s).unwrap_or_else(|| self.text(&s))),
-            Value::Array(items) => Value::Array(items.into_iter().map(|i| self.value(i)).collect()),
+            Value::String(s) => Value::String(
+                self.json_text(&s, cutting)
+                    .unwrap_or_else(|| done(self.uncut(&s))),
+            ),
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|i| self.value_cut(i, cutting))
+                    .collect(),
+            ),
             Value::Object(map) => Value::Object(
                 map.into_iter()
-                    .map(|(k, v)| (self.text(&k), self.value(v)))
+                    .map(|(k, v)| (done(self.uncut(&k)), self.value_cut(v, cutting)))
                     .collect::<Map<_, _>>(),
             ),
             other => other,
@@ -59,14 +73,36 @@ impl Outbound {
     }
 
     /// `s` cleaned as the JSON object or array it holds, re-serialised and cut as
-    /// [`Self::text`] cuts; `None` when it holds none.
-    fn json_text(&self, s: &str) -> Option<String> {
+    /// [`Self::text`] cuts (when `cutting`); `None` when it holds none.
+    fn json_text(&self, s: &str, cutting: bool) -> Option<String> {
         if !s.trim_start().starts_with(['{', '[']) {
             return None;
         }
         let inner: Value = serde_json::from_str(s).ok()?;
-        let out = serde_json::to_string(&self.value(inner)).ok()?;
-        Some(cut(out))
+        let out = serde_json::to_string(&self.value_cut(inner, cutting)).ok()?;
+        Some(if cutting { cut(out) } else { out })
+    }
+
+    /// An item of an answer's list made outbound as [`Self::value`] makes it, but its field
+    /// `field` (a string) whole, not cut at [`MAX_STRING`]: the text the agent asked for (a
+    /// Recall entry's `body`: the entry is the knowledge asked for, and a cut takes its middle,
+    /// where the steps are). Still cleaned and redacted (inside too, when it holds JSON). What
+    /// bounds it is the answer's budget: [`fit_field`].
+    pub fn value_keeping(&self, v: Value, field: &str) -> Value {
+        match v {
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            Value::String(_) if k == field => self.value_cut(v, false),
+                            v => self.value(v),
+                        };
+                        (self.text(&k), v)
+                    })
+                    .collect(),
+            ),
+            other => self.value(other),
+        }
     }
 
     pub fn serialize<T: Serialize>(&self, v: &T) -> Value {
@@ -103,9 +139,11 @@ impl Outbound {
             marker(PATH)
         } else {
             // Each part on its own as well: whole, the dir is a path the rule hides, and a
-            // random run the scan leaves inside a path is judged on its own in a part.
-            let parts: Vec<String> = dir.split('/').map(|part| self.text(part)).collect();
-            parts.join("/")
+            // random run the scan leaves inside a path is judged on its own in a part. The
+            // folders of macOS's temp folder are the system's, not random ([`macos_temp`]).
+            let (system, rest) = dir.split_at(macos_temp(dir).unwrap_or(0));
+            let parts: Vec<String> = rest.split('/').map(|part| self.text(part)).collect();
+            format!("{system}{}", parts.join("/"))
         };
         self.text(&stood).replace(STAND_IN, &shown)
     }
@@ -113,11 +151,42 @@ impl Outbound {
 
 /// Whether the outbound scan finds a secret in `dir` read whole, its path hiding aside: a
 /// secret a `/` splits (an AWS secret key, `password=a/b`) is no secret in any one part, so
-/// parts redacted one by one would send it whole.
+/// parts redacted one by one would send it whole. macOS's temp folder ([`macos_temp`]) is
+/// read as `/tmp`: its names are no secret; the rest of the dir is scanned as ever.
 fn holds_secret(dir: &str) -> bool {
+    let scanned = match macos_temp(dir) {
+        Some(end) => format!("/tmp{}", &dir[end..]),
+        None => dir.to_owned(),
+    };
     let mut findings = Vec::new();
-    Redactor::global().outbound_text_within(dir, &[], None, &mut findings);
+    Redactor::global().outbound_text_within(&scanned, &[], None, &mut findings);
     findings.iter().any(|f| f.rule != PATH)
+}
+
+/// Where macOS's per-user temp folder ends in `dir`, when `dir` is in it:
+/// `/var/folders/<2>/<30>/T` (`/private/var/…` once resolved: `/var` links there), the folder
+/// `TMPDIR` names on a Mac and so the start of every temporary data dir there. The system
+/// names its two folders from the user's ids, in lower-case letters, digits and `_` (`+`, `-`
+/// too); the scan reads the 30-character one as a random token, which it is not. Only that
+/// shape, from the root: the same run anywhere else is judged as any.
+fn macos_temp(dir: &str) -> Option<usize> {
+    const FOLDERS: &str = "/var/folders/";
+    let root = if dir.starts_with("/private/") {
+        "/private".len()
+    } else {
+        0
+    };
+    let rest = dir[root..].strip_prefix(FOLDERS)?;
+    let mut parts = rest.splitn(4, '/');
+    let (bucket, name, temp) = (parts.next()?, parts.next()?, parts.next()?);
+    let system = |s: &str, len: usize| {
+        s.len() == len
+            && s.bytes().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'+' | b'-')
+            })
+    };
+    (system(bucket, 2) && system(name, 30) && temp == "T")
+        .then_some(root + FOLDERS.len() + bucket.len() + name.len() + temp.len() + 2)
 }
 
 /// Where `dir` stands whole in `msg`: each start of it that no path character comes before
@@ -241,6 +310,54 @@ fn cut(out: String) -> String {
         n - HEAD - TAIL,
         &out[tail..]
     )
+}
+
+/// Room for the marker a cut leaves (`\n[… N characters cut …]\n`), in bytes of JSON.
+const MARKER: usize = 64;
+
+/// `v` within `budget` bytes of JSON by cutting its field `field` (a string), when it alone
+/// would not fit: a whole text ([`Outbound::value_keeping`]) too long for an answer of its
+/// own. It keeps its head and its tail in [`cut`]'s proportions, saying how many characters
+/// were cut between. A `v` that fits, or whose other fields fill the budget, is left as it is
+/// (the answer's lists are [`shrink`]'s).
+pub fn fit_field(v: &mut Value, field: &str, budget: usize) {
+    let size = serde_json::to_string(v).map_or(usize::MAX, |s| s.len());
+    if size <= budget {
+        return;
+    }
+    let Some(Value::String(s)) = v.get_mut(field) else {
+        return;
+    };
+    let own: usize = 2 + s.chars().map(json_len).sum::<usize>();
+    let Some(room) = budget
+        .checked_sub(size - own)
+        .and_then(|r| r.checked_sub(2 + MARKER))
+        .filter(|r| *r > 0)
+    else {
+        return;
+    };
+    let head_room = room * HEAD / (HEAD + TAIL);
+    let tail_room = room - head_room;
+    let mut used = 0;
+    let head = s
+        .char_indices()
+        .find(|(_, c)| {
+            used += json_len(*c);
+            used > head_room
+        })
+        .map_or(s.len(), |(i, _)| i);
+    used = 0;
+    let tail = s
+        .char_indices()
+        .rev()
+        .find(|(_, c)| {
+            used += json_len(*c);
+            used > tail_room
+        })
+        .map_or(0, |(i, c)| i + c.len_utf8())
+        .max(head);
+    let cut = s[head..tail].chars().count();
+    *s = format!("{}\n[… {cut} characters cut …]\n{}", &s[..head], &s[tail..]);
 }
 
 /// The bytes a text its tool packs to the agent's own budget is packed to at most (a brief's
@@ -527,6 +644,48 @@ mod tests {
             o.naming_dir("in /srv/cairn-data/cairn.db", "/srv/cairn-data/")
                 .contains("/srv/cairn-data/cairn.db")
         );
+    }
+
+    /// macOS's per-user temporary folder (`/var/folders/<2>/<30>/T`, what `TMPDIR` names there,
+    /// and so every temporary data dir) is named: its 30-character name is the system's, which
+    /// the scan reads as a random token. Only that shape: the same run anywhere else, and a
+    /// token elsewhere in a path under it, still hide it.
+    #[test]
+    fn the_macos_temp_folder_is_named_and_nothing_else_of_its_shape() {
+        let o = Outbound::default();
+        // One the scan reads as random (the brief's example, mostly zeros, it does not).
+        let run = "k1jk4xl91xg6s4mnlql0bjrc0000gn";
+        for dir in [
+            format!("/var/folders/3d/{run}/T/.tmpAbC123/data"),
+            format!("/private/var/folders/3d/{run}/T/cairn-x"),
+            "/private/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/cairn-x".to_owned(),
+            format!("/var/folders/3d/{run}/T"),
+        ] {
+            let msg = format!("no Cairn archive in {dir} (cairn.db is missing)");
+            assert_eq!(o.naming_dir(&msg, &dir), msg);
+        }
+        let token = format!("ghp_{}", "R4nd0mT0k3nV4lu3F0rT3st1ngXyZ9Q8w7E6");
+        for dir in [
+            // A token elsewhere in a path under the temp folder.
+            format!("/var/folders/3d/{run}/T/{token}/data"),
+            // The shape anywhere but at the root, or not the temp folder (`C` is its cache),
+            // or not the system's lengths.
+            format!("/home/ann/var/folders/3d/{run}/T/data"),
+            format!("/var/folders/3d/{run}/C/data"),
+            format!("/var/folders/3dd/{run}/T/data"),
+            format!("/var/folders/3d/{run}x/T/data"),
+            format!("/var/folders/3d/{}/T/data", run.to_uppercase()),
+        ] {
+            let out = o.naming_dir(&format!("cannot read {dir}/cairn.db"), &dir);
+            assert!(
+                !out.contains(&token) && !out.contains(run) && out.contains("[REDACTED:"),
+                "{dir} -> {out}"
+            );
+        }
+        // A secret a `/` splits under the temp folder is found read whole, and hides it all.
+        let dir = format!("/var/folders/3d/{run}/T/password=Xk9#mQ2/vL8pR4zT");
+        let out = o.naming_dir(&format!("cannot read {dir}/cairn.db"), &dir);
+        assert_eq!(out, "cannot read [REDACTED:path]/cairn.db");
     }
 
     #[test]

@@ -196,6 +196,29 @@ impl Server {
     }
 }
 
+/// An answer's list: its items under `key`, and the one field of an item that leaves whole
+/// (not cut at [`bound::MAX_STRING`]; bounded by the answer's budget,
+/// [`bound::Outbound::value_keeping`]), if any.
+struct List<'a> {
+    key: &'a str,
+    items: Vec<Value>,
+    whole: Option<&'a str>,
+}
+
+/// Where an answer's list goes on past what one answer holds.
+enum Rest<'a> {
+    /// At `next_cursor`, which `tool` takes back as `cursor` (`offset`: where this page
+    /// starts; `more`: the source had more than this page).
+    Cursor {
+        tool: &'a str,
+        offset: usize,
+        more: bool,
+    },
+    /// Nowhere: the tool takes no cursor (a brief, packed to its budget), so no answer offers
+    /// one; what did not fit of the list's `of` items is counted in `lists_cut`.
+    Counted { of: usize },
+}
+
 // ---- arguments ---------------------------------------------------------------------------
 
 /// Retrieval mode.
@@ -694,44 +717,64 @@ impl Server {
         more: bool,
     ) -> Res {
         let body = self.out().value(body);
-        self.answer_cleaned(tool, body, key, items, offset, more)
+        let list = List {
+            key,
+            items,
+            whole: None,
+        };
+        self.answer_cleaned(body, list, Rest::Cursor { tool, offset, more })
     }
 
-    /// [`Self::answer`] of a `body` already made outbound: one that carries a text whole beside
-    /// what [`bound::Outbound::value`] cut (a brief's, [`bound::Outbound::packed`]).
-    fn answer_cleaned(
-        &self,
-        tool: &str,
-        mut body: Value,
-        key: &str,
-        items: Vec<Value>,
-        offset: usize,
-        more: bool,
-    ) -> Res {
+    /// [`Self::answer`] of a `body` already made outbound (one that carries a text whole beside
+    /// what [`bound::Outbound::value`] cut: a brief's, [`bound::Outbound::packed`]), its list
+    /// going on as `rest` says.
+    fn answer_cleaned(&self, mut body: Value, list: List<'_>, rest: Rest<'_>) -> Res {
+        let List { key, items, whole } = list;
         let mut lists_cut = serde_json::Map::new();
         // The body's own lists (a `why`'s commits) take at most half the answer.
         bound::shrink(&mut body, "", bound::MAX_BYTES / 2, &mut lists_cut);
         let head = serde_json::to_string(&body).map_or(0, |s| s.len());
         let budget = bound::MAX_BYTES.saturating_sub(head + 1024);
-        // Each item leaves as the body does: cleaned, redacted, its strings cut, its lists cut
-        // to what fits beside the body; then measured.
+        // Each item leaves as the body does: cleaned, redacted, its strings cut (its `whole`
+        // field only to what fits in the budget alone), its lists cut to what fits beside the
+        // body; then measured.
         let item_cuts = std::cell::RefCell::new(serde_json::Map::new());
         let (kept, cut) = bound::fit(
             items.into_iter().enumerate().map(|(i, item)| {
-                let mut v = self.out().value(item);
+                let mut v = match whole {
+                    Some(field) => {
+                        let mut v = self.out().value_keeping(item, field);
+                        bound::fit_field(&mut v, field, budget);
+                        v
+                    }
+                    None => self.out().value(item),
+                };
                 let at = format!("/{key}/{i}");
                 bound::shrink(&mut v, &at, budget, &mut item_cuts.borrow_mut());
                 v
             }),
             budget,
         );
-        let next = (cut || more).then(|| address::cursor(tool, offset + kept.len()));
+        let listed = kept.len();
+        let next = match rest {
+            Rest::Cursor { tool, offset, more } => {
+                Some((cut || more).then(|| address::cursor(tool, offset + listed)))
+            }
+            Rest::Counted { of } => {
+                if listed < of {
+                    lists_cut.insert(format!("/{key}"), Value::from((of - listed) as u64));
+                }
+                None
+            }
+        };
         if let Value::Object(map) = &mut body {
             map.insert(key.to_owned(), Value::Array(kept));
-            map.insert(
-                "next_cursor".into(),
-                next.map_or(Value::Null, Value::String),
-            );
+            if let Some(next) = next {
+                map.insert(
+                    "next_cursor".into(),
+                    next.map_or(Value::Null, Value::String),
+                );
+            }
         }
         // Only the notes of the items this page kept.
         lists_cut.extend(
@@ -977,8 +1020,10 @@ fn nowhere(tool: &str) -> Res {
         "next_cursor": Value::Null,
         "hint": "This server does not run in a git repository, so there is no project to answer for: pass `repo` (a project's directory name), or `all_repos: true` for every project.",
     });
-    if brief {
-        body["text"] = Value::String(String::new());
+    if let (true, Value::Object(map)) = (brief, &mut body) {
+        // A brief takes no cursor, so offers none.
+        map.remove("next_cursor");
+        map.insert("text".into(), Value::String(String::new()));
     }
     finish(body, serde_json::Map::new())
 }
@@ -1414,7 +1459,7 @@ impl Server {
 
     /// Ask Recall.
     #[tool(
-        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. By default, the repository this server runs in as it stands on the branch checked out: entries scoped to that branch and every repository-wide one (what the session-start brief serves), not those learnt in another repository of the same folder name (`left_out` says how many); `repo`, `branch` or `all_repos` ask elsewhere, each entry naming its `project` and `branch`. Only entries a person reviewed (trusted) unless `include_untrusted`. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
+        description = "Ask the project's Recall memory: facts, decisions, procedures and warnings distilled from past sessions, each with evidence addresses into the transcript. By default, the repository this server runs in as it stands on the branch checked out: entries scoped to that branch and every repository-wide one (what the session-start brief serves), not those learnt in another repository of the same folder name (`left_out` says how many); `repo`, `branch` or `all_repos` ask elsewhere, each entry naming its `project` and `branch`. Only entries a person reviewed (trusted) unless `include_untrusted`. Each entry's `body` arrives whole: a page holds fewer entries rather than cut one (`next_cursor` for the rest); only a body longer than an answer keeps its head and tail, saying how many characters were cut. Check `stale` (cited files changed since) and `changed_since_cited` on evidence before relying on an entry, and rate what you used with `recall_feedback`.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -1477,7 +1522,19 @@ impl Server {
                 answer.left_out(),
             ));
         }
-        self.answer("recall_query", body, "entries", items, offset, more)
+        // An entry's body arrives whole: the entry is what the agent asked for, and a page
+        // holds fewer entries (`next_cursor` for the rest) rather than cut one.
+        let list = List {
+            key: "entries",
+            items,
+            whole: Some("body"),
+        };
+        let rest = Rest::Cursor {
+            tool: "recall_query",
+            offset,
+            more,
+        };
+        self.answer_cleaned(self.out().value(body), list, rest)
     }
 
     /// A packed brief.
@@ -1581,7 +1638,15 @@ impl Server {
         let text = self.out().packed(&text);
         body["estimated_tokens"] = json!(text.len().div_ceil(recall::brief::BYTES_PER_TOKEN));
         body["text"] = Value::String(text);
-        self.answer_cleaned("recall_brief", body, "entries", entries, 0, false)
+        // The brief takes no cursor: what it packed is all it gives (`omitted` and its last
+        // line count the rest, which `recall_query` pages through), so no answer offers one.
+        let of = entries.len();
+        let list = List {
+            key: "entries",
+            items: entries,
+            whole: None,
+        };
+        self.answer_cleaned(body, list, Rest::Counted { of })
     }
 
     /// Propose an entry.
@@ -1743,7 +1808,15 @@ impl Server {
 }
 
 /// The methods this server answers (a client's notifications aside).
-const ANSWERED: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+const ANSWERED: [&str; 7] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
 
 impl Server {
     /// [`Self::fail`] of an error about the folder this server was started in (no repository
@@ -1790,6 +1863,19 @@ impl Server {
                 cairn_core::text::one_line(name, 60),
                 self.tool_names()
             )),
+            None,
+        )
+    }
+
+    /// A request for a resource or a prompt, which this server has none of: -32601, as rmcp
+    /// answers a method of a capability not advertised, but saying what the server offers.
+    fn tools_only(&self, method: &str) -> ErrorData {
+        ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: `{method}`; this server offers no resources or prompts, only tools: {}",
+                self.tool_names()
+            ),
             None,
         )
     }
@@ -1872,11 +1958,59 @@ impl ServerHandler for Server {
         Err(ErrorData::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
             self.out().text(&format!(
-                "Method not found: this server has no method `{}`; it answers `initialize`, `ping`, `tools/list` and `tools/call`",
+                "Method not found: this server has no method `{}`; it answers `initialize`, `ping`, `tools/list` and `tools/call`, and lists its resources and prompts: none",
                 cairn_core::text::one_line(&request.method, 80)
             )),
             None,
         ))
+    }
+
+    // The server advertises tools only (`get_info`), and the spec asks a client to use only
+    // what was advertised; but clients (Claude Desktop, Cursor) list resources and prompts on
+    // connect whatever the capabilities say, and log rmcp's bare -32601 as a fault. Listing
+    // nothing is the true answer, the one a client that keeps to the capabilities assumes
+    // (the official TypeScript client returns these empty lists without asking); the
+    // capabilities stay true, so no client is invited to look for more.
+    async fn list_resources(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Ok(rmcp::model::ListResourcesResult::default())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        Ok(rmcp::model::ListResourceTemplatesResult::default())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Ok(rmcp::model::ListPromptsResult::default())
+    }
+
+    // One resource or prompt by name: none exists, and the method is of a capability the
+    // server does not advertise: -32601, saying what it offers instead.
+    async fn read_resource(
+        &self,
+        _request: rmcp::model::ReadResourceRequestParams,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        Err(self.tools_only("resources/read"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: rmcp::model::GetPromptRequestParams,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        Err(self.tools_only("prompts/get"))
     }
 
     fn get_info(&self) -> ServerConfig {

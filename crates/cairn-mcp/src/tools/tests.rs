@@ -22,6 +22,7 @@ use super::*;
 mod brief_whole;
 mod damaged;
 mod outside_git;
+mod query_whole;
 mod rebuilt;
 mod same_name;
 
