@@ -110,6 +110,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("archive/migrations/0048_index_cjk_and_emoji.sql"),
         then: Some(index_tails),
     },
+    sql(include_str!("recall/migrations/0049_extract_readable.sql")),
 ];
 
 /// Migration 0048's Rust half: the records with a CJK word or an emoji are indexed again with

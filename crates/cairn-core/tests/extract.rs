@@ -105,6 +105,19 @@ impl Transcript {
         self.line(json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "claude-x",
             "content": [{"type": "text", "text": text}]}}))
     }
+    /// A line Claude Code writes for the model's context, not typed by anyone (`isMeta`):
+    /// stored as a system-injected prompt, which a model is not shown.
+    fn meta(&mut self, text: &str) -> &mut Self {
+        self.line(
+            json!({"type": "user", "isMeta": true, "message": {"role": "user", "content": text}}),
+        )
+    }
+    /// The model's reasoning: stored, not shown to the extraction model.
+    fn thinking(&mut self, text: &str) -> &mut Self {
+        let id = format!("msg_{}_{}", self.sid, self.n);
+        self.line(json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "claude-x",
+            "content": [{"type": "thinking", "thinking": text, "signature": "c2ln"}]}}))
+    }
     fn bash(&mut self, command: &str, output: &str) -> &mut Self {
         let id = format!("toolu_{}_{}", self.sid, self.n);
         let msg = format!("msg_{}_{}", self.sid, self.n);
@@ -651,15 +664,11 @@ fn a_grown_transcript_rereads_only_new_units() {
 /// model) has nothing to read: status counts it apart, neither read nor still to read, so its
 /// counts are what `preview` and `run` count and coverage is whole once the session with
 /// something to read is read, even by a pass scoped to that one session.
-#[test]
-fn a_session_with_nothing_to_read_is_counted_apart() {
-    const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
-    let fake = FakeLlm::start(Some(&key()));
-    let env = Env::new();
-    env.config(&fake.url(), "");
-    let cairn = env.open();
-    // The real session with its two sub-agents: a task (read through its parent, never on its
-    // own) and a compaction.
+/// A real Claude session with its two sub-agents: a task (read through its parent, never on its
+/// own) and a compaction, whose every record is hidden from the model.
+const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+
+fn big_session_and_its_compaction(env: &Env, cairn: &Cairn) {
     let claude = support::fixtures().join("claude");
     let dir = env.dir.path().join("claude");
     support::copy_into(
@@ -671,7 +680,32 @@ fn a_session_with_nothing_to_read_is_counted_apart() {
         let rel = format!("{BIG}/subagents/{agent}.jsonl");
         support::copy_into(&claude.join(&rel), &dir, &format!("p/{rel}"));
     }
-    support::capture(&cairn, &support::found(Agent::Claude, &dir));
+    support::capture(cairn, &support::found(Agent::Claude, &dir));
+}
+
+/// A pass scoped to one session.
+fn run_session(cairn: &Cairn, session: &str) -> cairn_core::recall::extract::RunReport {
+    cairn
+        .recall_extract_run(
+            &RunOptions {
+                scope: RunScope {
+                    session: Some(session.into()),
+                    ..Default::default()
+                },
+                cancel: None,
+            },
+            &cairn_core::recall::extract::Silent,
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_session_with_nothing_to_read_is_counted_apart() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    big_session_and_its_compaction(&env, &cairn);
 
     let preview = cairn.recall_extract_preview(&RunScope::default()).unwrap();
     assert_eq!(preview.sessions, 1, "{preview:?}");
@@ -682,18 +716,7 @@ fn a_session_with_nothing_to_read_is_counted_apart() {
         "{before:?}"
     );
 
-    let report = cairn
-        .recall_extract_run(
-            &RunOptions {
-                scope: RunScope {
-                    session: Some(BIG.into()),
-                    ..Default::default()
-                },
-                cancel: None,
-            },
-            &cairn_core::recall::extract::Silent,
-        )
-        .unwrap();
+    let report = run_session(&cairn, BIG);
     assert_eq!((report.sessions, report.failed), (1, 0), "{report:?}");
     let after = cairn.recall_extract_status().unwrap();
     assert_eq!(
@@ -725,6 +748,203 @@ fn a_session_with_nothing_to_read_is_counted_apart() {
         (1, 0, 1)
     );
     assert_eq!(last.generations[0].sessions_done, 1);
+}
+
+/// A new generation that has read every session with something to read replaces the served
+/// one at the end of its pass, even a pass scoped to one session: the compaction beside it,
+/// which no pass of the new generation has looked at, is no work to wait for.
+#[test]
+fn a_generation_is_not_held_back_by_a_session_with_nothing_to_read() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    big_session_and_its_compaction(&env, &cairn);
+    let first = run(&cairn);
+    assert!(first.activated, "{first:?}");
+    // Another reply budget: a new generation, with no row yet for either session.
+    env.config(&fake.url(), "max_tokens = 3000");
+    let cairn = env.open();
+    let before = cairn.recall_extract_status().unwrap();
+    assert_eq!(
+        (before.not_started, before.sessions_empty),
+        (1, 1),
+        "{before:?}"
+    );
+    let r = run_session(&cairn, BIG);
+    assert_eq!((r.sessions, r.failed), (1, 0), "{r:?}");
+    assert!(r.activated && !r.staged, "{r:?}");
+    let after = cairn.recall_extract_status().unwrap();
+    assert_eq!(after.state, Some(GenState::Active));
+    assert_eq!(
+        (after.sessions_done, after.not_started, after.sessions_empty),
+        (1, 0, 1)
+    );
+}
+
+/// A session read to its end and grown since only by records a model is not shown (a
+/// system-injected prompt, reasoning) has nothing new to read: it stays read, a pass sends
+/// nothing of it, and what it grows by next that a model is shown is read as before.
+#[test]
+fn a_session_grown_only_by_what_a_model_is_not_shown_stays_read() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    let mut t = Transcript::new("noise", "/work/proj");
+    t.user("Set up CI")
+        .assistant("Added .github/workflows/ci.yml");
+    env.session(&cairn, "noise", &t.lines);
+    run(&cairn);
+    let coverage = |cairn: &Cairn| {
+        let st = cairn.recall_extract_status().unwrap();
+        (
+            st.sessions_done,
+            st.not_started,
+            st.sessions_empty,
+            st.entries,
+        )
+    };
+    assert_eq!(coverage(&cairn), (1, 0, 0, 2));
+    t.meta("<local-command-caveat>Caveat: The messages below were generated by the user while running local commands.</local-command-caveat>")
+        .thinking("The user may ask about caching next.");
+    env.session(&cairn, "noise", &t.lines);
+    assert_eq!(coverage(&cairn), (1, 0, 0, 2), "still read to its end");
+    fake.clear();
+    let r = run(&cairn);
+    assert_eq!((r.sessions, r.units, r.calls), (0, 0, 0), "{r:?}");
+    assert!(fake.chats().is_empty());
+    // Then a turn a model is shown: to read, and only it is read.
+    t.user("Also cache the cargo registry")
+        .assistant("Added actions/cache for ~/.cargo/registry");
+    env.session(&cairn, "noise", &t.lines);
+    assert_eq!(coverage(&cairn), (0, 1, 0, 2));
+    let r = run(&cairn);
+    assert_eq!((r.sessions, r.units), (1, 2), "{r:?}");
+    assert_eq!(coverage(&cairn), (1, 0, 0, 4));
+}
+
+/// The rows status keeps of where each session has something to read (migration 49).
+fn readable_rows(env: &Env) -> Vec<(String, i64, Option<i64>)> {
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.session_id, r.read_through, r.last_visible FROM recall_extract_readable r
+             JOIN sessions s ON s.id = r.session_id ORDER BY s.session_id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+/// Status reads the records of a session no pass has covered once, keeps where it has
+/// something to read, and answers from that until the records change: a capture that grows
+/// the session, a reindex that reads them again. A forgotten session's row goes with it.
+#[test]
+fn status_reads_a_sessions_records_again_only_once_they_changed() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    two_sessions(&env, &cairn);
+    let counts = |cairn: &Cairn| {
+        let st = cairn.recall_extract_status().unwrap();
+        (st.not_started, st.sessions_empty)
+    };
+    assert_eq!(counts(&cairn), (2, 0));
+    let kept = readable_rows(&env);
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(
+        kept.iter()
+            .all(|(_, through, last)| last.is_some_and(|l| l < *through)),
+        "{kept:?}"
+    );
+    // Answered from what was kept, not from the records: a row that said neither session has
+    // anything to read is believed while the records stay as they were read.
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    conn.execute("UPDATE recall_extract_readable SET last_visible = NULL", [])
+        .unwrap();
+    assert_eq!(counts(&cairn), (0, 2));
+    // Grown: read again.
+    let mut a = Transcript::new("sess-a", "/work/proj");
+    a.user("Please fix the flaky login test in tests/login.rs")
+        .assistant("Looking at tests/login.rs first.")
+        .bash(
+            "cargo test login",
+            "test login ... FAILED: timeout after 5s",
+        )
+        .assistant("The timeout was too short; raised it to 30s and the test passes.")
+        .user("Now document the change in CHANGELOG.md")
+        .assistant("Added a line under Unreleased.")
+        .user("Thanks");
+    env.session(&cairn, "sess-a", &a.lines);
+    assert_eq!(counts(&cairn), (1, 1));
+    // Read again by a reindex: read again by status too.
+    cairn
+        .reindex(
+            &cairn_core::ReindexRequest {
+                session: Some("sess-b".into()),
+                ..Default::default()
+            },
+            &cairn_core::archive::capture::Quiet,
+        )
+        .unwrap();
+    assert_eq!(counts(&cairn), (2, 0));
+    // Forgotten: its row goes with it.
+    cairn
+        .forget(&cairn_core::ForgetRequest {
+            session: Some("sess-a".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(counts(&cairn), (1, 0));
+    let kept = readable_rows(&env);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "sess-b");
+}
+
+/// An archive written before migration 49 keeps nothing of where sessions have something to
+/// read: opened by this build, it reports the counts it reported before, and keeps them from
+/// then on.
+#[test]
+fn an_archive_from_before_migration_49_reports_the_same_counts() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let counts = |cairn: &Cairn| {
+        let st = cairn.recall_extract_status().unwrap();
+        (
+            st.sessions_done,
+            st.sessions_partial,
+            st.sessions_failed,
+            st.not_started,
+            st.sessions_empty,
+            st.units_done,
+            st.units_total,
+            st.entries,
+        )
+    };
+    let before = {
+        let cairn = env.open();
+        big_session_and_its_compaction(&env, &cairn);
+        two_sessions(&env, &cairn);
+        run_session(&cairn, "sess-b");
+        counts(&cairn)
+    };
+    assert_eq!((before.0, before.3, before.4), (1, 2, 1), "{before:?}");
+    // The archive as the build before wrote it: schema 48, no such table.
+    {
+        let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+        conn.execute_batch("DROP TABLE recall_extract_readable; PRAGMA user_version = 48;")
+            .unwrap();
+    }
+    let cairn = env.open();
+    assert_eq!(counts(&cairn), before);
+    // Kept now for the sessions no pass covers: sess-a, the big one and its compaction.
+    assert_eq!(readable_rows(&env).len(), 3, "{:?}", readable_rows(&env));
+    assert_eq!(counts(&cairn), before);
 }
 
 // ---- generations --------------------------------------------------------------------------------

@@ -8,7 +8,27 @@ use crate::{llm, recall};
 /// The lock file one extraction pass at a time holds in the data dir.
 pub(crate) const EXTRACT_LOCK: &str = "extract.lock";
 
+/// How long a status waits for another writer (a sync) to store what it read of the sessions:
+/// the answer does not wait on it, and the next status reads those sessions again.
+const READABLE_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
 impl Cairn {
+    /// Store what a status or preview read of where sessions have something to read, when the
+    /// archive takes a write within [`READABLE_WAIT`]; otherwise (opened read-only, a sync
+    /// writing) it is read again next time, never an error.
+    fn keep_readable(
+        &self,
+        store: &crate::store::Store,
+        mut readable: recall::extract::store::Readable,
+    ) {
+        if self.read_only || !readable.learnt() {
+            return;
+        }
+        if let Err(e) = store.waiting_at_most(READABLE_WAIT, |conn| readable.save(conn)) {
+            tracing::debug!("keeping where sessions have something to read: {e}");
+        }
+    }
+
     /// `config.toml` as it is now: extraction reads it on every call, so what Settings writes
     /// applies without a restart.
     fn config_now(&self) -> Result<Config> {
@@ -65,7 +85,16 @@ impl Cairn {
         let settings = self.extract_settings()?;
         let store = self.store();
         let scope = self.named_session(&store, scope)?;
-        recall::extract::preview(store.conn(), &settings, &scope, &crate::clock::now())
+        let mut readable = recall::extract::store::Readable::load(store.conn())?;
+        let preview = recall::extract::preview(
+            store.conn(),
+            &settings,
+            &scope,
+            &crate::clock::now(),
+            &mut readable,
+        )?;
+        self.keep_readable(&store, readable);
+        Ok(preview)
     }
 
     /// `scope` with its session named by its key, however a person named it (a unique start
@@ -165,10 +194,17 @@ impl Cairn {
 
     /// Where extraction stands: the configured generation, coverage, all generations, the last
     /// pass, recent failures. Read-only; works with extraction disabled.
+    ///
+    /// Whether a session no pass covers has anything to read is read from its records once and
+    /// kept (`recall::extract::store::Readable`), so a status reads only the records of the
+    /// sessions that changed since the last one: the desktop asks at every Settings open.
     pub fn recall_extract_status(&self) -> Result<recall::extract::ExtractStatus> {
         let settings = self.extract_settings()?;
         let store = self.store();
-        recall::extract::status(store.conn(), &settings)
+        let mut readable = recall::extract::store::Readable::load(store.conn())?;
+        let status = recall::extract::status(store.conn(), &settings, &mut readable)?;
+        self.keep_readable(&store, readable);
+        Ok(status)
     }
 
     /// Every generation, newest first, with counts (the configured one is marked).
@@ -185,7 +221,10 @@ impl Cairn {
             return Ok(Vec::new());
         };
         let store = self.store();
-        recall::extract::store::coverage(store.conn(), &fp)
+        let mut readable = recall::extract::store::Readable::load(store.conn())?;
+        let coverage = recall::extract::store::coverage(store.conn(), &fp, &mut readable)?;
+        self.keep_readable(&store, readable);
+        Ok(coverage)
     }
 
     /// Activate the configured generation: serve its entries, retire the active one.

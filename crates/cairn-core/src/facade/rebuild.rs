@@ -124,6 +124,10 @@ const TABLES: &[(&str, Fate)] = &[
     ("recall_extract_entries", Fate::Carried),
     ("recall_extract_runs", Fate::Carried),
     (
+        "recall_extract_readable",
+        Fate::Derived("extraction's status reads each session again the first time it is asked"),
+    ),
+    (
         "recall_df",
         Fate::Derived("Recall's index, made again from the carried entries"),
     ),

@@ -448,6 +448,7 @@ impl Cairn {
             recall::store::rekey_evidence(&tx, row, old, new).map_err(db)?;
         }
         let revoked = recall::evidence::verify_session(&tx, row, now)?;
+        recall::extract::store::forget_readable(&tx, row)?;
         if !reread.scrubs.is_empty() {
             recall::evidence::forget_digests(&tx, row)?;
         }

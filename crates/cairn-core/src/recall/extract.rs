@@ -120,12 +120,14 @@ pub struct SessionPreview {
 /// Characters per token used by estimates.
 pub const CHARS_PER_TOKEN: u64 = 4;
 
-/// Size and cost of what a run with `scope` would send (nothing is sent).
+/// Size and cost of what a run with `scope` would send (nothing is sent). `readable`: what is
+/// known of where sessions have something to read, and learns more (see [`store::Readable`]).
 pub fn preview(
     conn: &Connection,
     settings: &Settings,
     scope: &Scope,
     now: &str,
+    readable: &mut store::Readable,
 ) -> Result<Preview> {
     scope.validate()?;
     let fingerprint = settings.fingerprint();
@@ -136,6 +138,7 @@ pub fn preview(
         fingerprint.as_deref(),
         scope,
         (!explicit).then_some(quiet_cutoff.as_str()),
+        readable,
     )?;
     if explicit && cands.is_empty() {
         return Err(Error::NotFound(format!(
@@ -149,7 +152,13 @@ pub fn preview(
         model: settings.model.clone(),
         max_window_chars: settings.max_window_chars as u32,
         concurrency: settings.concurrency as u32,
-        waiting_quiet: store::waiting_quiet(conn, fingerprint.as_deref(), scope, &quiet_cutoff)?,
+        waiting_quiet: store::waiting_quiet(
+            conn,
+            fingerprint.as_deref(),
+            scope,
+            &quiet_cutoff,
+            readable,
+        )?,
         ..Default::default()
     };
     for c in cands
@@ -261,7 +270,13 @@ pub struct ExtractStatus {
     pub coverage: Vec<ProjectCoverage>,
 }
 
-pub fn status(conn: &Connection, settings: &Settings) -> Result<ExtractStatus> {
+/// Where extraction stands. `readable` reads (and learns) where the sessions no pass covers
+/// have something to read; the caller stores what it learnt ([`store::Readable::save`]).
+pub fn status(
+    conn: &Connection,
+    settings: &Settings,
+    readable: &mut store::Readable,
+) -> Result<ExtractStatus> {
     let fingerprint = settings.fingerprint();
     let generations = store::generations(conn, fingerprint.as_deref())?;
     let mut out = ExtractStatus {
@@ -294,7 +309,7 @@ pub fn status(conn: &Connection, settings: &Settings) -> Result<ExtractStatus> {
         out.entries_rejected = states.rejected;
         out.entries_archived = states.archived;
         out.entries_stale = states.stale;
-        out.coverage = store::coverage(conn, fp)?;
+        out.coverage = store::coverage(conn, fp, readable)?;
         for c in &out.coverage {
             out.sessions_done += c.done;
             out.sessions_partial += c.partial;

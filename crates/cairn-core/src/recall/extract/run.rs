@@ -160,7 +160,9 @@ pub(crate) fn needs_work(
 ) -> bool {
     match &c.progress {
         None => true,
-        Some(p) if p.covered_ordinal != c.next_ordinal => true,
+        // Grown by what a model is shown (grown by records it is not shown alone, the row
+        // still covers it: a failed session waits out its back-off all the same).
+        Some(_) if !c.covered => true,
         Some(p) if p.state == "done" => false,
         Some(p) if p.state == "failed" => {
             explicit || p.updated_at <= ts_minus(now, backoff_ms(failure_backoff_ms, p.failures))
@@ -197,6 +199,10 @@ impl Pass<'_> {
             )));
         }
         let explicit = opts.scope.session.is_some();
+        let mut readable = {
+            let store = lock(self.db);
+            xstore::Readable::load(store.conn())?
+        };
         let todo: Vec<Candidate> = {
             let store = lock(self.db);
             let cands = xstore::candidates(
@@ -204,6 +210,7 @@ impl Pass<'_> {
                 Some(&fp),
                 &opts.scope,
                 (!explicit).then_some(quiet_cutoff.as_str()),
+                &mut readable,
             )?;
             if explicit && cands.is_empty() {
                 return Err(Error::NotFound(format!(
@@ -222,7 +229,19 @@ impl Pass<'_> {
         };
         let waiting_quiet = {
             let store = lock(self.db);
-            xstore::waiting_quiet(store.conn(), Some(&fp), &opts.scope, &quiet_cutoff)?
+            let waiting = xstore::waiting_quiet(
+                store.conn(),
+                Some(&fp),
+                &opts.scope,
+                &quiet_cutoff,
+                &mut readable,
+            )?;
+            // What the scan learnt spares the next status reading those sessions; a pass
+            // does not stop for it.
+            if let Err(e) = readable.save(store.conn()) {
+                tracing::warn!("keeping where sessions have something to read: {e}");
+            }
+            waiting
         };
         self.progress.event(&Event::PassStarted {
             fingerprint: fp.clone(),
@@ -705,6 +724,7 @@ mod tests {
             id: 1,
             key: "k".into(),
             next_ordinal: 10,
+            covered: true,
             progress: Some(Progress {
                 state: "failed".into(),
                 cursor: 0,
@@ -731,7 +751,11 @@ mod tests {
         // Asked for by name, it does not wait; grown since, it is new input.
         assert!(needs_work(&failed(3, at), &later("10"), HOUR, true));
         let mut grown = failed(3, at);
-        grown.next_ordinal = 11;
+        (grown.next_ordinal, grown.covered) = (11, false);
         assert!(needs_work(&grown, &later("10"), HOUR, false));
+        // Grown by records a model is not shown alone: still covered, it waits.
+        let mut noise = failed(3, at);
+        noise.next_ordinal = 11;
+        assert!(!needs_work(&noise, &later("10"), HOUR, false));
     }
 }

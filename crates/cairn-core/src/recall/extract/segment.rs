@@ -201,47 +201,58 @@ pub use crate::archive::store::RecordRow;
 /// task a parent agent gave) are user messages; assistant replies, tool calls and tool results
 /// are the assistant side; everything else is hidden.
 pub fn from_records(rows: &[RecordRow]) -> Vec<Message> {
+    rows.iter().map(message).collect()
+}
+
+/// The ordinal of the last of `rows` a model is shown, `None` when it is shown none: then
+/// [`segment`] makes no unit of them (every unit holds a shown record), and otherwise its last
+/// unit ends there. Read from the end, so a session that ends in talk is decided by its last
+/// records.
+pub fn last_visible(rows: &[RecordRow]) -> Option<u32> {
     rows.iter()
-        .map(|r| {
-            let text = r.text.clone().unwrap_or_default();
-            let side = r.is_sidechain || r.is_compaction;
-            let (role, label, content, hidden) = match (r.kind.as_str(), r.role.as_deref()) {
-                ("message", Some("user")) => (
-                    Role::User,
-                    "USER MESSAGE".to_owned(),
-                    text,
-                    side || r.prompt_source.as_deref() == Some("system_injected"),
-                ),
-                ("message", Some("assistant")) => {
-                    (Role::Assistant, "ASSISTANT".to_owned(), text, side)
-                }
-                ("tool_call", _) => (
-                    Role::Assistant,
-                    format!("TOOL CALL {}", r.tool_name.as_deref().unwrap_or("tool")),
-                    cut(r.tool_input.as_deref().unwrap_or(""), TOOL_CHARS),
-                    side,
-                ),
-                ("tool_result", _) => (
-                    Role::Assistant,
-                    match r.outcome.as_deref() {
-                        Some("failed") => "TOOL RESULT (failed)".to_owned(),
-                        Some("could_not_execute") => "TOOL RESULT (could not run)".to_owned(),
-                        _ => "TOOL RESULT".to_owned(),
-                    },
-                    cut(&text, TOOL_CHARS),
-                    side,
-                ),
-                _ => (Role::Assistant, String::new(), String::new(), true),
-            };
-            Message {
-                ordinal: r.ordinal,
-                role,
-                label,
-                content,
-                hidden,
-            }
-        })
-        .collect()
+        .rev()
+        .map(message)
+        .find(|m| m.visible().is_some())
+        .map(|m| m.ordinal)
+}
+
+/// One record as the segmenter sees it (see [`from_records`]).
+fn message(r: &RecordRow) -> Message {
+    let text = r.text.clone().unwrap_or_default();
+    let side = r.is_sidechain || r.is_compaction;
+    let (role, label, content, hidden) = match (r.kind.as_str(), r.role.as_deref()) {
+        ("message", Some("user")) => (
+            Role::User,
+            "USER MESSAGE".to_owned(),
+            text,
+            side || r.prompt_source.as_deref() == Some("system_injected"),
+        ),
+        ("message", Some("assistant")) => (Role::Assistant, "ASSISTANT".to_owned(), text, side),
+        ("tool_call", _) => (
+            Role::Assistant,
+            format!("TOOL CALL {}", r.tool_name.as_deref().unwrap_or("tool")),
+            cut(r.tool_input.as_deref().unwrap_or(""), TOOL_CHARS),
+            side,
+        ),
+        ("tool_result", _) => (
+            Role::Assistant,
+            match r.outcome.as_deref() {
+                Some("failed") => "TOOL RESULT (failed)".to_owned(),
+                Some("could_not_execute") => "TOOL RESULT (could not run)".to_owned(),
+                _ => "TOOL RESULT".to_owned(),
+            },
+            cut(&text, TOOL_CHARS),
+            side,
+        ),
+        _ => (Role::Assistant, String::new(), String::new(), true),
+    };
+    Message {
+        ordinal: r.ordinal,
+        role,
+        label,
+        content,
+        hidden,
+    }
 }
 
 #[cfg(test)]
@@ -330,5 +341,17 @@ mod tests {
             "[2] TOOL CALL Bash:\n{\"command\":\"ls\"}\n\n[3] TOOL RESULT (failed):\nt3"
         );
         assert_eq!((units[1].start, units[1].end), (2, 3));
+        // The last shown record ends the last unit; hidden records after it change nothing.
+        let rows = [
+            row(0, "message", Some("user"), Some("human")),
+            row(1, "tool_call", Some("assistant"), None),
+            row(2, "message", Some("user"), Some("system_injected")),
+            row(3, "reasoning", Some("assistant"), None),
+        ];
+        let units = segment(&from_records(&rows), 10_000);
+        assert_eq!(units.last().map(|u| u.end), Some(1));
+        assert_eq!(last_visible(&rows), Some(1));
+        assert_eq!(last_visible(&rows[2..]), None);
+        assert!(segment(&from_records(&rows[2..]), 10_000).is_empty());
     }
 }

@@ -242,6 +242,9 @@ pub struct Candidate {
     pub key: String,
     pub next_ordinal: i64,
     pub progress: Option<Progress>,
+    /// Its progress row speaks of every record a model would be shown now: read up to the
+    /// session's end, or grown since only by records a model is not shown ([`covers`]).
+    pub covered: bool,
 }
 
 /// How many sessions in `scope` a pass leaves for later because they were active after
@@ -252,12 +255,13 @@ pub fn waiting_quiet(
     fingerprint: Option<&str>,
     scope: &super::Scope,
     quiet_cutoff: &str,
+    readable: &mut Readable,
 ) -> Result<u32> {
     if scope.session.is_some() {
         return Ok(0);
     }
-    let all = candidates(conn, fingerprint, scope, None)?.len();
-    let quiet = candidates(conn, fingerprint, scope, Some(quiet_cutoff))?.len();
+    let all = candidates(conn, fingerprint, scope, None, readable)?.len();
+    let quiet = candidates(conn, fingerprint, scope, Some(quiet_cutoff), readable)?.len();
     Ok(u32::try_from(all.saturating_sub(quiet)).unwrap_or(u32::MAX))
 }
 
@@ -272,12 +276,14 @@ pub fn any_active(conn: &Connection) -> Result<bool> {
 }
 
 /// Eligible sessions in scope, most recently active first, with their progress in
-/// `fingerprint`. `quiet_cutoff`: only sessions idle since then (None: any).
+/// `fingerprint`. `quiet_cutoff`: only sessions idle since then (None: any). `readable` tells
+/// whether a session that grew since its row was written grew by anything a model is shown.
 pub fn candidates(
     conn: &Connection,
     fingerprint: Option<&str>,
     scope: &super::Scope,
     quiet_cutoff: Option<&str>,
+    readable: &mut Readable,
 ) -> Result<Vec<Candidate>> {
     let db = crate::store::err_in(conn);
     // As stored times compare with it ([`super::Scope::validate`] refused any other).
@@ -298,11 +304,16 @@ pub fn candidates(
             Some(fp) => progress(conn, row.id, fp)?,
             None => None,
         };
+        let covered = match &progress {
+            Some(p) => covers(conn, readable, &row, p.covered_ordinal)?,
+            None => false,
+        };
         out.push(Candidate {
             id: row.id,
             key: row.key,
             next_ordinal: row.next_ordinal,
             progress,
+            covered,
         });
     }
     Ok(out)
@@ -565,17 +576,25 @@ pub fn readiness(conn: &Connection, fingerprint: &str, quiet_cutoff: &str) -> Re
         },
     )
     .map_err(db)?;
-    let uncovered = quiet
-        .iter()
-        .filter(|s| {
-            !finished.get(&s.id).is_some_and(|(state, covered)| {
-                matches!(state.as_str(), "done" | "failed") && *covered == s.next_ordinal
-            })
-        })
-        .count();
+    let mut readable = Readable::load(conn)?;
+    let mut uncovered: u32 = 0;
+    for s in &quiet {
+        let covered = match finished.get(&s.id) {
+            Some((state, covered)) if matches!(state.as_str(), "done" | "failed") => {
+                covers(conn, &mut readable, s, *covered)?
+            }
+            _ => false,
+        };
+        // A session a pass would read nothing of is no work to wait for.
+        if !covered && readable.last_visible(conn, s.id, s.next_ordinal)?.is_some() {
+            uncovered = uncovered.saturating_add(1);
+        }
+    }
+    // In the caller's transaction (a pass's last, an activation's).
+    readable.save(conn)?;
     Ok(Readiness {
         partial,
-        uncovered: u32::try_from(uncovered).unwrap_or(u32::MAX),
+        uncovered,
         publishable,
     })
 }
@@ -900,11 +919,151 @@ pub struct ProjectCoverage {
     pub entries: u32,
 }
 
-/// Whether a pass would find no unit in `session`'s records as stored now.
-fn reads_nothing(conn: &Connection, session: i64) -> Result<bool> {
-    let messages = super::segment::from_records(&records(conn, session)?);
-    // The window does not decide whether there is a unit, only how many.
-    Ok(super::segment::segment(&messages, usize::MAX).is_empty())
+/// Where in each session a model would have something to read, as far as its records were
+/// read (migration 49, `recall_extract_readable`): what coverage and readiness ask of every
+/// session no progress row covers. A session's records are read only when no stored row
+/// speaks of them as they end now (never read, or grown or read again since); what was read
+/// is kept in memory and stored by [`Readable::save`], so the next status reads the records of
+/// the sessions that changed since and no others.
+#[derive(Debug, Default)]
+pub struct Readable {
+    /// Session → the `next_ordinal` its records were read at, and the last of them a model is
+    /// shown.
+    known: HashMap<i64, (i64, Option<i64>)>,
+    /// Read from the records since [`Readable::load`], not stored yet.
+    learnt: Vec<(i64, i64, Option<i64>)>,
+}
+
+impl Readable {
+    /// What the archive keeps. An archive older than migration 49 opened read-only keeps
+    /// nothing: every session is read, as before it.
+    pub fn load(conn: &Connection) -> Result<Readable> {
+        let db = crate::store::err_in(conn);
+        let kept: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'recall_extract_readable')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        if !kept {
+            return Ok(Readable::default());
+        }
+        let known = conn
+            .prepare_cached(
+                "SELECT session_id, read_through, last_visible FROM recall_extract_readable",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+                    .collect()
+            })
+            .map_err(db)?;
+        Ok(Readable {
+            known,
+            learnt: Vec::new(),
+        })
+    }
+
+    /// The ordinal of the last record of `session` a model is shown, of those below
+    /// `next_ordinal` (where the session's records end now); `None`: a pass reads nothing of it.
+    pub fn last_visible(
+        &mut self,
+        conn: &Connection,
+        session: i64,
+        next_ordinal: i64,
+    ) -> Result<Option<i64>> {
+        if let Some(&(through, last)) = self.known.get(&session)
+            && through == next_ordinal
+        {
+            return Ok(last);
+        }
+        let mut rows = records(conn, session)?;
+        // A capture may have appended since `next_ordinal` was read: the row speaks of the
+        // records below it alone, and the next status reads the rest.
+        rows.retain(|r| i64::from(r.ordinal) < next_ordinal);
+        let last = super::segment::last_visible(&rows).map(i64::from);
+        self.known.insert(session, (next_ordinal, last));
+        self.learnt.push((session, next_ordinal, last));
+        Ok(last)
+    }
+
+    /// Whether sessions were read that are not stored yet.
+    pub fn learnt(&self) -> bool {
+        !self.learnt.is_empty()
+    }
+
+    /// Store what was read since [`Readable::load`]: in the caller's transaction when there is
+    /// one, else in one of its own. A session forgotten meanwhile is passed over. How many
+    /// rows were written.
+    pub fn save(&mut self, conn: &Connection) -> Result<usize> {
+        if self.learnt.is_empty() {
+            return Ok(0);
+        }
+        let db = crate::store::err_in(conn);
+        let own = conn
+            .is_autocommit()
+            .then(|| {
+                rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)
+            })
+            .transpose()
+            .map_err(db)?;
+        let mut written = 0;
+        {
+            let mut insert = conn
+                .prepare_cached(
+                    "INSERT INTO recall_extract_readable (session_id, read_through, last_visible)
+                     VALUES (?1, ?2, ?3)
+                     ON CONFLICT (session_id) DO UPDATE SET read_through = ?2, last_visible = ?3",
+                )
+                .map_err(db)?;
+            for (session, through, last) in &self.learnt {
+                match insert.execute(params![session, through, last]) {
+                    Ok(_) => written += 1,
+                    // The session is gone (forgotten): nothing to keep of it.
+                    Err(rusqlite::Error::SqliteFailure(e, _))
+                        if e.code == rusqlite::ErrorCode::ConstraintViolation => {}
+                    Err(e) => return Err(db(e)),
+                }
+            }
+        }
+        if let Some(tx) = own {
+            tx.commit().map_err(db)?;
+        }
+        self.learnt.clear();
+        Ok(written)
+    }
+}
+
+/// Forget what was read of where `session` has something to read: its records were read
+/// again (a reindex), perhaps ending where they did, so the next status reads them.
+pub fn forget_readable(conn: &Connection, session: i64) -> Result<()> {
+    conn.prepare_cached("DELETE FROM recall_extract_readable WHERE session_id = ?1")
+        .and_then(|mut s| s.execute([session]))
+        .map(drop)
+        .map_err(crate::store::err_in(conn))
+}
+
+/// Whether a progress row written when `s` ended at `covered_ordinal` still speaks of all a
+/// pass would read of it: nothing was stored since, or only records a model is not shown
+/// (tool noise, reasoning, system-injected prompts). Those make no unit and change none (a unit
+/// holds shown records alone and no ordinal below the row's moved), so the session keeps the
+/// state its readable content has. Records are never taken out from under a row but by a
+/// reindex; one that leaves fewer records than the row read covers nothing.
+fn covers(
+    conn: &Connection,
+    readable: &mut Readable,
+    s: &archive::StorySession,
+    covered_ordinal: i64,
+) -> Result<bool> {
+    if covered_ordinal == s.next_ordinal {
+        return Ok(true);
+    }
+    if covered_ordinal > s.next_ordinal {
+        return Ok(false);
+    }
+    Ok(readable
+        .last_visible(conn, s.id, s.next_ordinal)?
+        .is_none_or(|last| last < covered_ordinal))
 }
 
 /// A session's row in a generation, as coverage reads it.
@@ -914,7 +1073,13 @@ struct Row {
     units_total: u32,
 }
 
-pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCoverage>> {
+/// Coverage of each project by generation `fingerprint`; `readable` reads (and learns) where
+/// the sessions no row covers have something to read (the caller stores it, [`Readable::save`]).
+pub fn coverage(
+    conn: &Connection,
+    fingerprint: &str,
+    readable: &mut Readable,
+) -> Result<Vec<ProjectCoverage>> {
     let db = crate::store::err_in(conn);
     let progress: HashMap<i64, Row> = conn
         .prepare_cached(
@@ -953,14 +1118,17 @@ pub fn coverage(conn: &Connection, fingerprint: &str) -> Result<Vec<ProjectCover
             });
         c.entries += entries.get(&s.id).copied().unwrap_or(0);
         let row = progress.get(&s.id);
-        let covering = row.is_some_and(|r| r.covered == s.next_ordinal);
+        let covering = match row {
+            Some(r) => covers(conn, readable, &s, r.covered)?,
+            None => false,
+        };
         // Nothing to read: a pass found no unit in what is stored now, or would find none.
-        // Only a session no pass covers is segmented here (read as a pass reads it), so a
-        // status after a pass reads no records.
+        // Only where no row covers the session is that asked of `readable`, which reads the
+        // records of a session alone when they changed since it last did.
         let empty = match row {
             Some(r) if covering => r.state == "done" && r.units_total == 0,
             Some(r) if matches!(r.state.as_str(), "partial" | "failed") => false,
-            _ => reads_nothing(conn, s.id)?,
+            _ => readable.last_visible(conn, s.id, s.next_ordinal)?.is_none(),
         };
         if empty {
             c.empty += 1;
