@@ -1693,6 +1693,9 @@ mod tests {
             json!({ "id": "rc-new", "previous": "unreviewed_auto" }),
         )
         .unwrap();
+        // It replaced none: nothing serves again in its place.
+        assert_eq!(back["reinstated"], serde_json::Value::Null, "{back}");
+        let back = &back["entry"];
         assert_eq!(back["review_state"], "unreviewed_auto");
         assert_eq!(back["trusted"], false);
         // When a person reviewed it stays (a forget keeps an entry a person touched).

@@ -80,16 +80,34 @@ pub async fn recall_accept(
     with_cairn(&backend, move |c| c.recall_accept(&id, edit.as_ref())).await
 }
 
+/// What taking an accept back did: the entry, back in the inbox, and the entry it had replaced
+/// when that one serves again in its place (a reviewed entry is replaced only by a reviewed
+/// one, so an accept taken back hands the place back).
+#[derive(Debug, Clone, Serialize, specta::Type)]
+pub struct Unaccepted {
+    pub entry: Entry,
+    pub reinstated: Option<Entry>,
+}
+
 /// Take an accept back (Undo): the entry is back in the inbox in `previous`, the review state
-/// the window showed before the accept; refused (conflict) for an entry no person accepted.
+/// the window showed before the accept; refused (conflict) for an entry no person accepted. A
+/// replacement that may no longer replace the entry it replaced hands its place back to it,
+/// which `reinstated` names.
 #[tauri::command]
 #[specta::specta]
 pub async fn recall_unaccept(
     backend: State<'_, Backend>,
     id: String,
     previous: ReviewState,
-) -> Result<Entry, ErrorReport> {
-    with_cairn(&backend, move |c| c.recall_unaccept(&id, previous)).await
+) -> Result<Unaccepted, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        c.recall_unaccept_handing_back(&id, previous)
+            .map(|u| Unaccepted {
+                entry: u.entry,
+                reinstated: u.reinstated,
+            })
+    })
+    .await
 }
 
 /// What a rejection did: the entry, archived, and the entry it had replaced when that one is

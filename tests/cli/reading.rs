@@ -363,3 +363,43 @@ fn show_counts_one_in_the_singular() {
         );
     }
 }
+
+/// A rewound Gemini chat (its last turns dropped by the agent): `show` counts and lists the
+/// turns that stand, as `sessions` does, in text and JSON, and a window shorter than them
+/// still says there are more before; the dropped turns are not listed as empty ones.
+#[test]
+fn show_counts_the_turns_a_rewind_left_as_sessions_does() {
+    let (env, id) = crate::support::rewound_gemini();
+    let sessions = env.json(&["sessions"]);
+    let row = &sessions.as_array().unwrap()[0];
+    let standing = row["turn_count"].as_u64().unwrap();
+    let view = env.json(&["show", id]);
+    let turns = view["turns"].as_array().unwrap();
+    assert_eq!(view["coverage"]["total_turns"], standing, "{view}");
+    assert_eq!(turns.len() as u64, standing, "{view}");
+    assert!(
+        turns.iter().all(|t| t["record_count"].as_u64() > Some(0)),
+        "{view}"
+    );
+    let text = env.ok(&["show", id]);
+    assert!(
+        text.starts_with(&format!("{standing} of {standing} turns of ")),
+        "{text}"
+    );
+    assert!(!text.contains("records=0"), "{text}");
+    // The last two that stand, and more before them.
+    let window = env.json(&["show", id, "--limit", "2"]);
+    let shown: Vec<_> = window["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn_index"].clone())
+        .collect();
+    let last: Vec<_> = turns[turns.len() - 2..]
+        .iter()
+        .map(|t| t["turn_index"].clone())
+        .collect();
+    assert_eq!(shown, last, "{window}");
+    assert_eq!(window["coverage"]["has_more_before"], true, "{window}");
+    assert_eq!(window["coverage"]["total_turns"], standing, "{window}");
+}

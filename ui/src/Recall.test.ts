@@ -174,6 +174,18 @@ describe('the review inbox', () => {
     expect(one(target, '[data-testid="extract-panel"]')).not.toBeNull();
   });
 
+  it("says in Undo's notice which entry an accept had replaced is served again", async () => {
+    const { target } = await render('cairn://recall?tab=inbox', { pendingReplacement: true });
+    click(one(target, '[data-testid="accept"]'));
+    await settle();
+    click(one(target, '[data-testid="review-undo"]'));
+    await settle();
+    expect(one(target, '[data-testid="inbox-review"]')?.dataset.entryId).toBe('rc-3');
+    expect(one(target, '[data-testid="review-notice"]')?.textContent).toContain(
+      '“The hook calls tmux” is back in the inbox; “Tests need the fake clock” is served again in its place',
+    );
+  });
+
   it('takes an accept back with Undo: the entry waits in the inbox again, unreviewed', async () => {
     const { target, calls } = await render('cairn://recall?tab=inbox');
     click(one(target, '[data-testid="accept"]'));
@@ -203,6 +215,7 @@ describe('the review inbox', () => {
     expect([...scope.options].map((o) => `${o.value}:${o.textContent}`)).toEqual([
       'branch:Only on branch feature/login',
       'project:All of this repository (shop)',
+      'global:Every repository',
     ]);
     expect(one(target, '[data-testid="draft-scope-means"]')?.textContent).toContain('every branch of this repository (shop)');
     // Reached by the keyboard; a key typed on a select is the select's, not a review.

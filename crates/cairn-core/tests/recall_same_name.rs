@@ -493,3 +493,244 @@ fn hostile_git_files_neither_stall_the_hook_nor_let_a_note_through() {
         assert_eq!(w.brief(&piped), None);
     }
 }
+
+/// Beside the two `api` repositories, a repository named `shop` with a captured session, and
+/// notes learnt there of every scope, each reviewed by a person but one: `shop-global` (global),
+/// one of each narrower scope, and `shop-draft`, a global one whose accept was taken back
+/// (unreviewed). Client A's `api` has a global note of its own, `a-global`.
+fn with_shop(w: &World) -> PathBuf {
+    let parent = w.tmp.path().join("s");
+    let shop = parent.join("shop");
+    std::fs::create_dir_all(&shop).unwrap();
+    git(&shop, &["init", "-q", "-b", "main"]);
+    git(&shop, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let shop = std::fs::canonicalize(shop).unwrap();
+    let cairn = Cairn::open(&w.data).unwrap();
+    let path = w.tmp.path().join("transcripts/in-shop.jsonl");
+    std::fs::write(&path, transcript("in-shop", &shop)).unwrap();
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &path)]);
+    let scoped = |id: &str, session: &str, scope: &str, title: &str| {
+        json!({"candidate_id": id, "session_id": session, "type": "preference", "scope": scope,
+            "title": title, "body": format!("{title}."), "transferable": true,
+            "provenance_ok": true, "label": "correct",
+            "evidence": {"ordinal_start": 0, "ordinal_end": 1}})
+        .to_string()
+    };
+    let mut notes = vec![
+        scoped(
+            "shop-global",
+            "in-shop",
+            "global",
+            "Prefer pnpm over npm everywhere",
+        ),
+        scoped(
+            "shop-draft",
+            "in-shop",
+            "global",
+            "Prefer yarn over pnpm everywhere",
+        ),
+        scoped(
+            "a-global",
+            "in-a",
+            "global",
+            "Answer in British English everywhere",
+        ),
+    ];
+    for scope in ["project", "repository", "branch", "file", "tool", "agent"] {
+        let title = format!("Shop pnpm rule of scope {scope}");
+        notes.push(scoped(&format!("shop-{scope}"), "in-shop", scope, &title));
+    }
+    let report = cairn.recall_import(&notes.join("\n"), false).unwrap();
+    assert_eq!(report.imported, 9, "{report:?}");
+    cairn
+        .recall_unaccept("shop-draft", ReviewState::UnreviewedAuto)
+        .unwrap();
+    assert_eq!(cairn.recall_get("shop-global").unwrap().project, "shop");
+    assert_eq!(cairn.recall_get("shop-branch").unwrap().git_branch, "main");
+    shop
+}
+
+/// What the hook injects in `dir`, its note ids in the brief's order, and its text.
+fn brief_in_order(w: &World, dir: &Path) -> (Vec<String>, String) {
+    let input = json!({"cwd": dir, "hook_event_name": "SessionStart"}).to_string();
+    let b = Cairn::session_start_brief(&w.data, &input, dir)
+        .unwrap()
+        .unwrap();
+    (b.entry_ids, b.text)
+}
+
+/// A note a person accepted as global in `shop` reaches a session in every repository, after
+/// that repository's own notes, saying where it was learnt; nothing of `shop` scoped narrower
+/// than global (project, repository, branch, file, tool, agent), and no global note nobody
+/// reviewed, ever does. A global note of client A's `api` reaches client B's `api` too (the
+/// same-name rule keeps out only what is scoped to its repository), as one of `api`'s own.
+#[test]
+fn a_global_note_reaches_every_repository_after_its_own() {
+    let w = World::new();
+    let shop = with_shop(&w);
+
+    let (ids, text) = brief_in_order(&w, &w.a);
+    assert_eq!(
+        ids,
+        strings(&["a-global", "a-note", "shop-global"]),
+        "{text}"
+    );
+    assert!(
+        text.contains("Prefer pnpm over npm everywhere (global, from shop)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Shop pnpm rule") && !text.contains("yarn"),
+        "{text}"
+    );
+    // The same-name rule still leaves client B's note out, and only it.
+    assert!(text.ends_with(LEFT_OUT_ONE), "{text}");
+
+    let (ids, text) = brief_in_order(&w, &w.b);
+    assert_eq!(
+        ids,
+        strings(&["a-global", "b-note", "shop-global"]),
+        "{text}"
+    );
+    assert!(!text.contains("English everywhere (global"), "{text}");
+    assert!(text.ends_with(LEFT_OUT_ONE), "{text}");
+
+    // In `shop`, its global note is one of its own (not labelled), every scope of it served,
+    // and client A's global note comes after them (with room for all of them).
+    std::fs::write(
+        w.data.join("config.toml"),
+        "[recall]\nsession_start_tokens = 4000\n",
+    )
+    .unwrap();
+    let (ids, text) = brief_in_order(&w, &shop);
+    assert_eq!(ids.last().map(String::as_str), Some("a-global"), "{text}");
+    assert_eq!(ids.len(), 8, "{ids:?}");
+    assert!(!ids.contains(&"shop-draft".to_owned()), "{ids:?}");
+    assert!(!text.contains("(global, from shop)"), "{text}");
+    assert!(
+        text.contains("Answer in British English everywhere (global, from api)"),
+        "{text}"
+    );
+}
+
+/// An agent's Recall question and brief through the MCP tools' path (`agent_recall_applying`)
+/// serve the same: the repository's own first, then the global notes of other projects in
+/// the room they leave, nothing narrower and nothing unreviewed of another project, even when
+/// the agent asks for unreviewed notes too.
+#[test]
+fn an_agent_s_question_gets_global_notes_after_the_repository_s_own() {
+    let w = World::new();
+    with_shop(&w);
+    let cairn = Cairn::open(&w.data).unwrap();
+    let reach = cairn_core::recall::memory::Reach {
+        project: Some("api".into()),
+        branch: Some("main".into()),
+        root: Some(w.a.clone()),
+    };
+    let ask = |words: &str, limit: u32, trusted_only: bool, context: bool| {
+        let req = cairn_core::recall::QueryRequest {
+            text: words.into(),
+            filters: cairn_core::recall::store::Filters {
+                trusted_only,
+                limit: Some(limit),
+                ..Default::default()
+            },
+            context,
+            ..Default::default()
+        };
+        cairn
+            .agent_recall_applying(&req, &reach, Surface::Query, None)
+            .unwrap()
+    };
+    let ids = |a: &cairn_core::recall::memory::Answer| -> Vec<String> {
+        a.response
+            .results
+            .iter()
+            .map(|r| r.entry.id.clone())
+            .collect()
+    };
+    for trusted_only in [true, false] {
+        let answer = ask("", 10, trusted_only, false);
+        let got = ids(&answer);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[2], "shop-global", "{got:?}");
+        assert_eq!(answer.elsewhere, 1, "{got:?}");
+        // Words only shop's narrower notes and its draft match.
+        let answer = ask("pnpm", 10, trusted_only, false);
+        assert_eq!(ids(&answer), strings(&["shop-global"]));
+    }
+    // Within the same limit: the repository's own fill it first.
+    assert_eq!(ids(&ask("", 2, true, false)).len(), 2);
+    assert!(!ids(&ask("", 2, true, false)).contains(&"shop-global".to_owned()));
+    // A brief names where the global note came from.
+    let brief = ask("", 10, true, true);
+    let text = &brief.response.context.as_ref().unwrap().text;
+    assert!(
+        text.contains("Prefer pnpm over npm everywhere (global, from shop)"),
+        "{text}"
+    );
+}
+
+/// The CLI's `recall query`/`brief` and the window's queries (`Cairn::recall_query`) follow
+/// the same rule when they ask for a project: its entries, then the trusted global entries of
+/// other projects; a filter narrower than a project (a scope, a branch) keeps them out, and
+/// asking for every project is as before.
+#[test]
+fn a_query_for_a_project_gets_global_notes_of_others_after_its_own() {
+    let w = World::new();
+    with_shop(&w);
+    let cairn = Cairn::open(&w.data).unwrap();
+    let query = |words: &str, filters: cairn_core::recall::store::Filters, context: bool| {
+        let req = cairn_core::recall::QueryRequest {
+            text: words.into(),
+            filters,
+            context,
+            ..Default::default()
+        };
+        let resp = cairn.recall_query(&req, Surface::Query).unwrap();
+        let ids: Vec<String> = resp.results.iter().map(|r| r.entry.id.clone()).collect();
+        (ids, resp)
+    };
+    let api = |f: cairn_core::recall::store::Filters| cairn_core::recall::store::Filters {
+        project: Some("api".into()),
+        ..f
+    };
+    let (ids, _) = query("pnpm", api(Default::default()), false);
+    assert_eq!(ids, strings(&["shop-global"]));
+    let (ids, _) = query("", api(Default::default()), false);
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert_eq!(
+        ids.last().map(String::as_str),
+        Some("shop-global"),
+        "{ids:?}"
+    );
+    // A brief for `api` (the CLI's `recall brief --project api`): labelled.
+    let (_, resp) = query(
+        "pnpm",
+        api(cairn_core::recall::store::Filters {
+            trusted_only: true,
+            ..Default::default()
+        }),
+        true,
+    );
+    let text = &resp.context.unwrap().text;
+    assert!(text.contains("everywhere (global, from shop)"), "{text}");
+    // Narrower than a project: only `api`'s own.
+    for narrow in [
+        cairn_core::recall::store::Filters {
+            scope: Some(Scope::Project),
+            ..Default::default()
+        },
+        cairn_core::recall::store::Filters {
+            git_branch: Some("main".into()),
+            ..Default::default()
+        },
+    ] {
+        let (ids, _) = query("pnpm", api(narrow), false);
+        assert!(ids.is_empty(), "{ids:?}");
+    }
+    // Every project: shop's own notes, as they are, and its draft too (not trusted-only).
+    let (ids, _) = query("pnpm", Default::default(), false);
+    assert!(ids.contains(&"shop-project".to_owned()), "{ids:?}");
+    assert!(ids.contains(&"shop-draft".to_owned()), "{ids:?}");
+}

@@ -57,6 +57,7 @@ import type {
   RecallEvidence_Serialize,
   InboxItem_Serialize,
   Restored_Serialize,
+  Unaccepted_Serialize,
   Proposal_Serialize,
   AgentUsage,
   ProposedBy_Serialize,
@@ -182,6 +183,7 @@ export type Entry = Entry_Serialize;
 export type RecallEvidence = RecallEvidence_Serialize;
 export type InboxItem = InboxItem_Serialize;
 export type Restored = Restored_Serialize;
+export type Unaccepted = Unaccepted_Serialize;
 export type Proposal = Proposal_Serialize;
 export type ProposedBy = ProposedBy_Serialize;
 export type Ranked = Ranked_Serialize;

@@ -45,6 +45,9 @@ export interface FakeOptions {
   /** Recall entries that replaced others: the trusted rc-1 replaced rc-0, the inbox's rc-4
    * replaced rc-5 (both archived, pointing at their replacement). */
   replacements?: boolean;
+  /** The inbox's rc-3 was proposed to replace the trusted rc-2, which serves until a person
+   * accepts rc-3 (an unreviewed entry does not replace a reviewed one). */
+  pendingReplacement?: boolean;
   /** No agent has used Recall through MCP yet (the ledger's agent view is empty). */
   noAgentUsage?: boolean;
   /** The first sync finds Claude Code about to delete transcripts Cairn has not captured. */
@@ -532,6 +535,7 @@ export function fakeBackend(options: FakeOptions = {}) {
     entries.push(replaced(fakeEntry('rc-0', 'Login needs the old cookie name', true, 1, 1), 'rc-1'));
     entries.push(replaced(fakeEntry('rc-5', 'The hook wants tmux', false, 1, 4), 'rc-4'));
   }
+  if (options.pendingReplacement) entries = entries.map((e) => (e.id === 'rc-3' ? { ...e, supersedes_entry_id: 'rc-2' } : e));
   /** Entries a person rejected (the core's `rejected_at`): a rejected replacement hands its
    * place back to the entry it replaced unless that one was rejected too. */
   const rejected = new Set<string>();
@@ -869,7 +873,11 @@ export function fakeBackend(options: FakeOptions = {}) {
           }
           change.scope = edit.scope;
         }
-        return update(args.id as string, change);
+        const accepted = update(args.id as string, change);
+        // As the core does: an accepted entry replaces the served one it was proposed to replace.
+        const old = entries.find((e) => e.id === accepted.supersedes_entry_id);
+        if (old && old.status === 'accepted' && !old.superseded_by_entry_id) update(old.id, { status: 'archived', superseded_by_entry_id: accepted.id });
+        return accepted;
       }
       case 'recall_unaccept': {
         // As the core does: only an entry a person accepted, back to the state it had before.
@@ -878,7 +886,11 @@ export function fakeBackend(options: FakeOptions = {}) {
         if (e.status !== 'accepted' || e.review_state !== 'human_reviewed') {
           throw { kind: 'conflict', message: `recall entry ${e.id} is not reviewed by a person: no accept to take back`, hint: null };
         }
-        return update(e.id, { review_state: args.previous as Entry['review_state'], transferable: false });
+        const back = update(e.id, { review_state: args.previous as Entry['review_state'], transferable: false });
+        // A reviewed entry it replaced is replaced only by a reviewed one: it serves again.
+        const old = entries.find((x) => x.id === e.supersedes_entry_id && x.superseded_by_entry_id === e.id);
+        const reinstated = old && old.review_state === 'human_reviewed' ? update(old.id, { status: 'accepted', superseded_by_entry_id: '' }) : null;
+        return { entry: back, reinstated };
       }
       case 'recall_reject': {
         // As the core does: the served replacement hands its place back to the entry it

@@ -101,10 +101,12 @@ impl Cairn {
     /// (a branch-scoped entry on its own branch only, anything wider on every branch), and, when
     /// the reach names a repository on disk (`reach.root`), that were learnt there and not in
     /// another repository of the same name ([`memory::recorded_here`], counted in
-    /// [`memory::Answer::elsewhere`]). A brief is headed by its project (or "every project") and
-    /// branch, says whether its notes were reviewed, and ends with the line saying how many
-    /// another repository's were left out ([`memory::pack_headed`]); `req`'s own project and
-    /// branch filters are replaced by `reach`.
+    /// [`memory::Answer::elsewhere`]); then, in the room they leave, the trusted global entries
+    /// of every other project, ranked among themselves ([`memory::global`]). A brief is headed
+    /// by its project (or "every project") and branch, says whether its notes were reviewed,
+    /// names where each global note of another project was learnt, and ends with the line
+    /// saying how many another repository's were left out ([`memory::pack_headed`]); `req`'s own
+    /// project and branch filters are replaced by `reach`.
     ///
     /// The query is recorded through `writer` as [`Cairn::agent_recall_query`] records one,
     /// before the rule narrows it: the ledger's ranked list holds what was read, and a brief's
@@ -135,7 +137,7 @@ impl Cairn {
             wide.filters.limit = Some(depth);
             let mut resp = {
                 let store = self.store();
-                self.recall_answer(&store, &wide)?
+                self.recall_answer_exact(&store, &wide)?
             };
             let ranked = resp.results.len();
             resp.results.retain(|r| memory::applies(&r.entry, branch));
@@ -155,6 +157,18 @@ impl Cairn {
             break (resp, elsewhere, (short && more).then_some(ranked as u32));
         };
         resp.results.truncate(want as usize);
+        // Then what a person accepted as true everywhere, learnt under another project's name,
+        // in the room the repository's own left (`memory::global`).
+        let mut asked_here = wide.clone();
+        asked_here.filters.limit = Some(want);
+        if let Some(global) = memory::global::request(&asked_here) {
+            let mut more = {
+                let store = self.store();
+                self.recall_answer_exact(&store, &global)?
+            };
+            more.results.retain(|r| memory::applies(&r.entry, branch));
+            memory::global::join(&mut resp, more.results, &asked_here);
+        }
         if resp.results.is_empty() && req.filters.trusted_only {
             // What a review would add here: the untrusted entries that apply.
             let mut open = wide.clone();
@@ -237,7 +251,8 @@ impl Cairn {
     /// The brief for an agent session starting with the hook payload `input` (its `cwd` names
     /// where; `base_dir` when it does not): the trusted entries of that repository and branch
     /// ([`memory::entries`]; not those of another repository of the same name,
-    /// [`memory::recorded_here`], which a last line counts) packed into
+    /// [`memory::recorded_here`], which a last line counts), then the trusted global entries of
+    /// every other project ([`memory::global`]), packed into
     /// `[recall] session_start_tokens` (default [`memory::DEFAULT_MAX_TOKENS`]), through the
     /// outbound redactor. `None` when nothing trusted applies there (nothing is said then, not
     /// even that another repository's notes were left out), outside a repository, or when the

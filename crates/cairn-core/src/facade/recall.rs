@@ -90,8 +90,26 @@ impl Cairn {
         Ok(resp)
     }
 
-    /// A query's answer, unrecorded.
+    /// A query's answer, unrecorded: the entries passing the filters, then, when they ask for
+    /// one project as a place, the trusted global entries of every other project after them,
+    /// within the limit ([`recall::memory::global`]: the rule the session-start brief and the
+    /// MCP tools read too). The CLI's `recall query` and `brief` and the window's queries come
+    /// through here.
     pub(crate) fn recall_answer(
+        &self,
+        store: &Store,
+        req: &recall::QueryRequest,
+    ) -> Result<recall::QueryResponse> {
+        let mut resp = self.recall_answer_exact(store, req)?;
+        if let Some(global) = recall::memory::global::request(req) {
+            let more = self.recall_answer_exact(store, &global)?;
+            recall::memory::global::join(&mut resp, more.results, req);
+        }
+        Ok(resp)
+    }
+
+    /// A query's answer, unrecorded, of exactly the entries passing the filters.
+    pub(crate) fn recall_answer_exact(
         &self,
         store: &Store,
         req: &recall::QueryRequest,

@@ -1,11 +1,13 @@
-//! Memory at session start: the trusted entries of one repository and branch, packed into the
-//! short brief an agent's SessionStart hook injects ([`crate::Cairn::session_start_brief`]).
+//! Memory at session start: the trusted entries of one repository and branch, then the trusted
+//! global ones of every other ([`global`]), packed into the short brief an agent's SessionStart
+//! hook injects ([`crate::Cairn::session_start_brief`]).
 //!
 //! It runs before every agent session, so it stays small and cheap: where the session is comes
 //! from the files under `.git` (no git process), the entries from pages of one indexed query
 //! (a bounded number), which repository each came from from a few small files per folder its
 //! evidence ran in ([`origin`]), nothing is embedded and nothing is written.
 
+pub mod global;
 pub mod origin;
 
 use std::path::{Path, PathBuf};
@@ -108,7 +110,11 @@ fn applies_to(scope: Scope, entry_branch: &str, branch: Option<&str>) -> bool {
 /// an entry whose evidence ran only there, or that has no evidence with a folder (an import
 /// without one), keeps the rule by name alone and belongs, as every entry of the project did
 /// before. One folder here is enough: an entry learnt in both repositories belongs to both.
+/// A global entry belongs everywhere ([`global::everywhere`]): it is never left out by this rule.
 pub fn recorded_here(conn: &Connection, entry: &Entry, here: &mut origin::Here) -> Result<bool> {
+    if global::everywhere(entry.scope) {
+        return Ok(true);
+    }
     recorded_here_by_id(conn, &entry.id, &entry.project, here)
 }
 
@@ -226,8 +232,10 @@ pub struct Applying {
 
 /// The trusted entries for a session at `place`: those scoped to its branch first, then the
 /// wider ones recorded on it, then the rest of the repository's, each group most recently
-/// updated first, at most [`CANDIDATES`]. A brief packs them in that order, so a budget that
-/// holds few keeps the branch's own.
+/// updated first, at most [`CANDIDATES`]; then the trusted global entries of other projects,
+/// newest first, at most [`CANDIDATES`] more ([`global`]). A brief packs them in that order, so
+/// a budget that holds few keeps the branch's own, and a global note takes the room the
+/// repository's own leave.
 /// Entries of its name learnt in another repository are left out and counted
 /// ([`recorded_here`]).
 ///
@@ -301,7 +309,9 @@ pub fn entries(conn: &Connection, place: &Place) -> Result<Applying> {
             if !applies_to(scope, &r.git_branch, branch) {
                 continue;
             }
-            if !recorded_here_by_id(conn, &r.id, &place.project, &mut here)? {
+            if !global::everywhere(scope)
+                && !recorded_here_by_id(conn, &r.id, &place.project, &mut here)?
+            {
                 left_out.elsewhere += 1;
                 continue;
             }
@@ -331,6 +341,8 @@ pub fn entries(conn: &Connection, place: &Place) -> Result<Applying> {
             branch.is_none_or(|b| e.git_branch != b),
         )
     });
+    // Then what a person accepted as true everywhere, learnt under another project's name.
+    entries.extend(global::newest(conn, &place.project, CANDIDATES)?);
     Ok(Applying { entries, left_out })
 }
 
@@ -425,7 +437,8 @@ fn shell_word(word: &str) -> String {
 /// `ranked` packed into `max_bytes` (the intro and the last line included), headed by
 /// [`intro`] and ending with a line when anything that applies is not in it: entries that did
 /// not fit ([`more_line`]), entries of `project` left out as another repository's or reading
-/// stopped short ([`LeftOut::line`]). Empty when nothing fits.
+/// stopped short ([`LeftOut::line`]). A global entry of another project says where it was
+/// learnt ([`global::labelled`]). Empty when nothing fits.
 pub fn pack_headed(
     ranked: &[Ranked],
     project: Option<&str>,
@@ -434,6 +447,8 @@ pub fn pack_headed(
     left_out: LeftOut,
 ) -> Packed {
     let elsewhere = project.and_then(|p| left_out.line(p));
+    let labelled = global::labelled(ranked, project);
+    let ranked = labelled.as_slice();
     let ending = |more: usize| {
         let more = (more > 0).then(|| more_line(more, project));
         let line = [more, elsewhere.clone()]

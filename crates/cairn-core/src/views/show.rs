@@ -96,13 +96,24 @@ pub struct TurnRecords {
     pub records: Vec<RecordView>,
 }
 
-/// The last `limit` turns of a session.
+/// The last `limit` turns of a session that stand: a turn whose every record the agent
+/// retracted (a rewound chat's dropped turns) is neither shown nor counted, so the total is the
+/// one `sessions` gives. Export keeps those turns, marked.
 pub fn timeline(conn: &Connection, session: i64, limit: u32) -> rusqlite::Result<SessionTimeline> {
     let h = archive::session_head(conn, session)?;
     let total = archive::turn_total(conn, h.id)?;
-    let start = (total - i64::from(limit)).max(0);
+    let first = match limit {
+        0 => None,
+        n => archive::standing_turn_back(conn, h.id, i64::from(n) - 1)?,
+    };
+    let start = first.unwrap_or(0);
+    let listed = if limit == 0 {
+        Vec::new()
+    } else {
+        archive::timeline_turns(conn, h.id, start)?
+    };
     let mut turns = Vec::new();
-    for (id, mut turn) in archive::timeline_turns(conn, h.id, start)? {
+    for (id, mut turn) in listed.into_iter().filter(|(_, t)| t.record_count > 0) {
         turn.related_targets = git::strong_turn_targets(conn, id)?
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
@@ -125,7 +136,7 @@ pub fn timeline(conn: &Connection, session: i64, limit: u32) -> rusqlite::Result
         coverage: TurnCoverage {
             showing_turns: turns.len() as u32,
             total_turns: count(total),
-            has_more_before: start > 0,
+            has_more_before: total > i64::from(limit),
         },
         turns,
         links: session_links(conn, session)?,

@@ -14,6 +14,7 @@ import {
   type RecallFilters,
   type ReviewState,
   type Scope,
+  type Unaccepted,
 } from '../api';
 import type { RecallTab } from '../links';
 import { SvelteSet } from 'svelte/reactivity';
@@ -119,6 +120,17 @@ export function handedBack(reinstated: (Entry | null)[]): string {
   return `; ${back.map(named).join(', ')} are served again in their places`;
 }
 
+/** What an Undo of an accept did, when there is more to say than the entry being back in the
+ * inbox: the reviewer's edit it keeps (`edited`), and the entry it had replaced when that one is
+ * served again in its place (a reviewed entry is replaced only by a reviewed one); null
+ * otherwise. */
+export function unacceptedNotice({ entry, reinstated }: Unaccepted, edited: boolean): string | null {
+  // The core keeps the reviewer's edit (accepting again accepts it): said, so a type or scope
+  // chosen by mistake is not thought undone with it.
+  const back = edited ? `${named(entry)} is back in the inbox as you edited it: Edit (e) changes it again` : `${named(entry)} is back in the inbox`;
+  return edited || reinstated ? `${back}${handedBack([reinstated])}` : null;
+}
+
 /** What an Undo of a reject did when the entry replaces another again (the restore's answer
  * names it: `replaces`); null otherwise. */
 export function replacesAgain({ entry, replaces }: Restored): string | null {
@@ -150,11 +162,12 @@ export interface ScopeChoice {
 
 /**
  * The scopes the edit form offers an entry. A scope names no place of its own: the core reads a
- * branch scope as the entry's own branch (the one its session ran on) and anything wider as its
- * whole repository (`memory::applies`), so the choices are those two, named by the entry's branch
- * and project, and nothing typed. The branch is offered only when the entry has one (the core
- * refuses a branch scope otherwise). A scope extraction or an import wrote that is neither (file,
- * tool, global, …) is offered as it is, saying it applies as widely as the repository does.
+ * branch scope as the entry's own branch (the one its session ran on), a global one as every
+ * repository (`memory::global`: after each repository's own notes) and anything between as its
+ * whole repository (`memory::applies`), so the choices are those three, named by the entry's
+ * branch and project, and nothing typed. The branch is offered only when the entry has one (the
+ * core refuses a branch scope otherwise). A scope extraction or an import wrote that is none of
+ * them (file, tool, …) is offered as it is, saying it applies as widely as the repository does.
  */
 export function scopeChoices(entry: Pick<Entry, 'scope' | 'project' | 'git_branch'>): ScopeChoice[] {
   const repository = entry.project.trim() ? `this repository (${entry.project})` : 'this repository';
@@ -165,6 +178,11 @@ export function scopeChoices(entry: Pick<Entry, 'scope' | 'project' | 'git_branc
     choices.push({ value: 'branch', label: `Only on branch ${branch}`, means: `Agents' briefs include it only in sessions on ${branch}.` });
   }
   choices.push({ value: 'project', label: `All of ${repository}`, means: everyBranch });
+  choices.push({
+    value: 'global',
+    label: 'Every repository',
+    means: "Agents' briefs in every repository include it, after that repository's own notes: for what holds wherever you work.",
+  });
   if (!choices.some((c) => c.value === entry.scope)) {
     const means = entry.scope === 'branch' ? 'No branch is known for it, so it applies nowhere: choose the repository.' : everyBranch;
     choices.push({ value: entry.scope, label: `As it is: ${entry.scope}`, means });
@@ -354,15 +372,13 @@ export class RecallStore {
   }
 
   /** Take `undo` back; the notice says what there is more to say than the entry being back (a
-   * replacement restored replaces another again), else none. */
+   * replacement restored replaces another again, an accept taken back hands a replaced entry its
+   * place back or keeps an edit), else none. */
   async #run(undo: Undo): Promise<{ status: 'ok'; notice: string | null } | { status: 'error'; error: CommandError }> {
     if (undo.action === 'unaccept') {
       const outcome = await this.#api.recallUnaccept(undo.id, undo.previous);
       if (outcome.status === 'error') return outcome;
-      // The core takes the accept back and keeps the reviewer's edit (accepting again accepts
-      // it): said, so a type or scope chosen by mistake is not thought undone with it.
-      const kept = undo.edited ? `${named(outcome.data)} is back in the inbox as you edited it: Edit (e) changes it again` : null;
-      return { status: 'ok', notice: kept };
+      return { status: 'ok', notice: unacceptedNotice(outcome.data, undo.edited === true) };
     }
     const outcome = await this.#api.recallRestore(undo.id);
     return outcome.status === 'ok' ? { status: 'ok', notice: replacesAgain(outcome.data) } : outcome;

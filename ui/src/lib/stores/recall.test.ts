@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api, InsightProgress, Outcome } from '../api';
 import { fakeBackend } from '../../testing/fake-backend';
 import { InsightsStore } from './insights.svelte';
-import { CORPUS_SHOW, RecallStore, canArchive, handedBack, scopeChoices, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
+import { CORPUS_SHOW, RecallStore, canArchive, handedBack, scopeChoices, unacceptedNotice, usageSummary, usageVerdict, type CorpusShow } from './recall.svelte';
 import { fakeEntry } from '../../testing/fake-backend';
 import type { AgentUsage } from '../api';
 
@@ -28,11 +28,15 @@ describe('RecallStore', () => {
   it('offers an entry its own branch and repository as scopes, and what it has when neither', () => {
     const shop = fakeEntry('rc-3', 'The hook calls tmux', false);
     const offered = (e: Parameters<typeof scopeChoices>[0]) => scopeChoices(e).map((c) => `${c.value}:${c.label}`);
-    expect(offered(shop)).toEqual(['branch:Only on branch feature/login', 'project:All of this repository (shop)']);
+    expect(offered(shop)).toEqual(['branch:Only on branch feature/login', 'project:All of this repository (shop)', 'global:Every repository']);
     // No branch known: none offered (the core refuses it); a scope extraction wrote is kept on offer.
-    expect(offered({ ...shop, git_branch: '  ', scope: 'global' })).toEqual(['project:All of this repository (shop)', 'global:As it is: global']);
-    const global = scopeChoices({ ...shop, scope: 'global' }).find((c) => c.value === 'global');
-    expect(global?.means).toBe("Agents' briefs include it on every branch of this repository (shop).");
+    expect(offered({ ...shop, git_branch: '  ', scope: 'tool' })).toEqual(['project:All of this repository (shop)', 'global:Every repository', 'tool:As it is: tool']);
+    const tool = scopeChoices({ ...shop, scope: 'tool' }).find((c) => c.value === 'tool');
+    expect(tool?.means).toBe("Agents' briefs include it on every branch of this repository (shop).");
+    // Global reaches every repository's briefs, not only this one's.
+    const global = scopeChoices({ ...shop, scope: 'global' });
+    expect(global.filter((c) => c.value === 'global')).toHaveLength(1);
+    expect(global.find((c) => c.value === 'global')?.means).toContain('in every repository');
     expect(offered({ ...shop, project: '' })[1]).toBe('project:All of this repository');
   });
 
@@ -279,6 +283,45 @@ describe('rejecting a replacement', () => {
     expect(handedBack([null])).toBe('');
     expect(handedBack([null, b])).toBe('; “rc-b” is served again in its place');
     expect(handedBack([a, null, b])).toBe('; “Use the fake clock”, “rc-b” are served again in their places');
+  });
+});
+
+describe('taking back an accept that replaced an entry', () => {
+  function store() {
+    const fake = fakeBackend({ pendingReplacement: true });
+    const call = (cmd: string, args: Record<string, unknown>) => fake.handler(cmd, args).then((data) => ({ status: 'ok', data }));
+    return new RecallStore({
+      recallList: (filters: unknown) => call('recall_list', { filters }),
+      recallInbox: (limit: number) => call('recall_inbox', { limit }),
+      recallAccept: (id: string, edit: unknown) => call('recall_accept', { id, edit }),
+      recallUnaccept: (id: string, previous: string) => call('recall_unaccept', { id, previous }),
+      recallProposal: (id: string) => call('recall_proposal', { id }),
+    } as unknown as Api);
+  }
+
+  it('says the entry it had replaced is served again', async () => {
+    const recall = store();
+    await recall.loadInbox();
+    await recall.loadCorpus();
+    expect(recall.current?.entry.id).toBe('rc-3');
+    expect(await recall.accept()).toBe(true);
+    await recall.loadCorpus();
+    expect(recall.entries.map((e) => e.id)).not.toContain('rc-2');
+    expect(await recall.undoReview()).toBe(true);
+    expect(recall.notice).toBe('“The hook calls tmux” is back in the inbox; “Tests need the fake clock” is served again in its place');
+    expect(recall.current?.entry.id).toBe('rc-3');
+    await recall.loadCorpus();
+    expect(recall.entries.find((e) => e.id === 'rc-2')?.trusted).toBe(true);
+  });
+
+  it('says an edit kept and the entry served again in one notice, and nothing when neither', () => {
+    const x = fakeEntry('rc-x', 'Use pnpm', false);
+    const y = fakeEntry('rc-y', 'Use npm', true);
+    expect(unacceptedNotice({ entry: x, reinstated: null }, false)).toBeNull();
+    expect(unacceptedNotice({ entry: x, reinstated: null }, true)).toBe('“Use pnpm” is back in the inbox as you edited it: Edit (e) changes it again');
+    expect(unacceptedNotice({ entry: x, reinstated: y }, true)).toBe(
+      '“Use pnpm” is back in the inbox as you edited it: Edit (e) changes it again; “Use npm” is served again in its place',
+    );
   });
 });
 

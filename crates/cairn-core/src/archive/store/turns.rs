@@ -79,10 +79,26 @@ pub struct TimelineTurn {
     pub related_targets: Vec<String>,
 }
 
-/// How many turns `session` has.
+/// How many turns of `session` stand: those holding a record the agent did not retract (a
+/// rewound chat's dropped turns hold none), as `sessions.turn_count` counts them.
 pub fn turn_total(conn: &Connection, session: i64) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1")?
+    conn.prepare_cached("SELECT COUNT(*) FROM turns WHERE session_id = ?1 AND record_count > 0")?
         .query_row([session], |r| r.get(0))
+}
+
+/// The index of the standing turn `back` places before the last standing one of `session`
+/// (0: the last), where a window of the last `back + 1` standing turns starts.
+pub fn standing_turn_back(
+    conn: &Connection,
+    session: i64,
+    back: i64,
+) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT turn_index FROM turns WHERE session_id = ?1 AND record_count > 0
+         ORDER BY turn_index DESC LIMIT 1 OFFSET ?2",
+    )?
+    .query_row(params![session, back], |r| r.get(0))
+    .optional()
 }
 
 /// The turns of `session` from index `start` on, in order, each with its row id (its related
