@@ -1,6 +1,6 @@
 //! The team archive (PostgreSQL) in the desktop: Settings → Team (`team_setup`, `team_save`,
 //! `team_test`, `team_status`, `team_push` with `team-push-progress` events, `team_remember`,
-//! `team_forget`) and the Team view's read-only reads of the team archive as a second archive
+//! `team_forget`, and the administrator's `team_init`, `team_grant`, `team_revoke`) and the Team view's read-only reads of the team archive as a second archive
 //! (`team_search`, `team_skim`, `team_show`). The server is the one `[team]` in `config.toml`
 //! names (or `CAIRN_TEAM_URL`); its password comes from the variable `[team]` names, else from the
 //! OS keyring, where "Remember in the keyring" puts what the window sends (the only time a
@@ -13,8 +13,8 @@ use std::time::Instant;
 use cairn_core::ErrorReport;
 use cairn_core::config::TeamConfig;
 use cairn_core::team::{
-    KeyringState, LastPush, TeamCheck, TeamPushReport, TeamRemembered, TeamSearchHit, TeamShow,
-    TeamSkim,
+    KeyringState, LastPush, TeamCheck, TeamInit, TeamMembership, TeamPushReport, TeamRemembered,
+    TeamSearchHit, TeamShow, TeamSkim,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
@@ -143,6 +143,44 @@ pub async fn team_forget(
     with_cairn(&backend, move |c| c.team_forget(&c.team_server_of(&setup)?)).await
 }
 
+/// "Set up or bring up" (`cairn team init`), as the saved server's user, who must be the
+/// database's owner or a superuser: the team's role, whether this run made it, its members and
+/// the roles that may connect but are not in it. When the team's role is missing and this user
+/// may not create roles, the error's hint is the SQL an administrator runs.
+#[tauri::command]
+#[specta::specta]
+pub async fn team_init(backend: State<'_, Backend>) -> Result<TeamInit, ErrorReport> {
+    with_cairn(&backend, |c| c.team_init(&c.team_server(None)?)).await
+}
+
+/// "Add to the team" (`cairn team grant`): make `role` a member of the team's role, as the saved
+/// server's user (an administrator).
+#[tauri::command]
+#[specta::specta]
+pub async fn team_grant(
+    backend: State<'_, Backend>,
+    role: String,
+) -> Result<TeamMembership, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        c.team_grant(&c.team_server(None)?, &role)
+    })
+    .await
+}
+
+/// "Take out of the team" (`cairn team revoke`): what the role pushed stays (the result says how
+/// much, and the SQL a superuser runs to delete it).
+#[tauri::command]
+#[specta::specta]
+pub async fn team_revoke(
+    backend: State<'_, Backend>,
+    role: String,
+) -> Result<TeamMembership, ErrorReport> {
+    with_cairn(&backend, move |c| {
+        c.team_revoke(&c.team_server(None)?, &role)
+    })
+    .await
+}
+
 /// Records across the team matching `query` (web-search syntax), best first.
 #[tauri::command]
 #[specta::specta]
@@ -152,7 +190,9 @@ pub async fn team_search(
     limit: u32,
 ) -> Result<Vec<TeamSearchHit>, ErrorReport> {
     with_cairn(&backend, move |c| {
+        // The Team view says what the archive's own warnings say from a skim or a session.
         c.team_search(&c.team_server(None)?, &query, limit)
+            .map(|read| read.rows)
     })
     .await
 }

@@ -2693,3 +2693,266 @@ fn team_show_takes_the_agents_session_id_and_names_who_pushed_it() {
         "{err}"
     );
 }
+
+/// `cairn team …` as the cluster's superuser, the administrator who adds and removes teammates:
+/// its connection string, password inside, comes from `CAIRN_TEAM_URL` (never a flag).
+fn as_admin(db: &TeamDb, args: &[&str]) -> Output {
+    let env = Env::new();
+    let mut cmd = env.command();
+    cmd.env("CAIRN_TEAM_URL", db.admin_url()).args(args);
+    cmd.output().unwrap()
+}
+
+fn admin_json(db: &TeamDb, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = as_admin(db, &all);
+    serde_json::from_slice(&succeeded(out, &format!("cairn {all:?}")).into_bytes()).unwrap()
+}
+
+/// Whether `role` is granted the team's role directly, as the catalog says.
+fn is_member(db: &TeamDb, role: &str) -> bool {
+    db.sql(&format!(
+        "SELECT pg_has_role('{}', '{}', 'MEMBER')",
+        role.replace('\'', "''"),
+        db.team()
+    )) == "t"
+}
+
+/// An administrator adds a teammate and takes them out again with `cairn team grant` and
+/// `revoke`, no SQL written: the grant lets them read and push, a second grant changes
+/// nothing, the revoke shuts them out and says what stays (their pushed sessions, with the SQL
+/// that deletes them; their own machine's archive), a second revoke changes nothing. The
+/// database's owner, who may not grant roles, is told who may and the statement to hand them.
+#[test]
+fn an_administrator_grants_and_revokes_a_teammate_without_writing_sql() {
+    let db = TeamDb::new();
+    let mut ben = new_role("ben");
+    ben.env = Env::new().with_fixtures();
+    ben.env.ok(&["sync"]);
+    let from = db.url(&ben);
+    // Not in the team yet: refused.
+    refused(&ben, &["team", "search", "phoenix", "--from", &from]);
+
+    let err = refused(
+        &db.owner,
+        &["team", "grant", &ben.role, "--to", &db.url(&db.owner)],
+    );
+    assert!(
+        err.contains("may not change who is in the team")
+            && err.contains(&format!("GRANT {} TO {};", db.team(), ben.role)),
+        "{err}"
+    );
+    assert!(!is_member(&db, &ben.role));
+
+    let done = admin_json(&db, &["team", "grant", &ben.role]);
+    assert_eq!(done["changed"], true, "{done}");
+    assert_eq!(done["member"], true, "{done}");
+    assert_eq!(done["team_role"], db.team().as_str(), "{done}");
+    assert!(
+        done["members"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(ben.role)),
+        "{done}"
+    );
+    assert!(is_member(&db, &ben.role));
+    let pushed = ben.push(&db)["sessions_pushed"].as_u64().unwrap();
+    assert!(pushed > 0);
+    assert!(
+        !ben.json(&["team", "search", "phoenix", "--from", &from])
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // Again: nothing to do, and it says so.
+    let again = as_admin(&db, &["team", "grant", &ben.role]);
+    let text = succeeded(again, "grant again");
+    assert!(
+        text.contains(&format!("{} is already in the team", ben.role)),
+        "{text}"
+    );
+
+    let out = as_admin(&db, &["team", "revoke", &ben.role]);
+    let text = succeeded(out, "revoke");
+    assert!(
+        text.contains(&format!("took {} out of the team", ben.role))
+            && text.contains("can no longer connect")
+            && text.contains(&format!("the {pushed} sessions"))
+            && text.contains(&format!(
+                "DELETE FROM cairn.sessions WHERE publisher = '{}';",
+                ben.role
+            ))
+            && text.contains("their own archive"),
+        "{text}"
+    );
+    assert!(!is_member(&db, &ben.role));
+    let err = refused(&ben, &["team", "search", "phoenix", "--from", &from]);
+    assert!(err.contains("permission denied"), "{err}");
+    // Their rows stay for the team.
+    assert_eq!(
+        db.count(&format!(
+            "SELECT count(*) FROM cairn.sessions WHERE publisher = '{}'",
+            ben.role
+        )),
+        i64::try_from(pushed).unwrap()
+    );
+    let again = admin_json(&db, &["team", "revoke", &ben.role]);
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(again["member"], false, "{again}");
+    // A role that never was a member: nothing to take, said plainly.
+    let stranger = new_role("stranger");
+    let text = succeeded(
+        as_admin(&db, &["team", "revoke", &stranger.role]),
+        "revoke a stranger",
+    );
+    assert!(
+        text.contains(&format!(
+            "{} was not a member of {}: nothing changed",
+            stranger.role,
+            db.team()
+        )) && text.contains("pushed nothing")
+            && !text.contains("can no longer connect"),
+        "{text}"
+    );
+}
+
+/// The role named reaches the server as one quoted identifier: a name holding a quote and a
+/// semicolon grants that role and runs nothing else. Names PostgreSQL would fold or cut, or that
+/// hold control characters, are refused before anything is sent, saying what to type; a role
+/// nobody logs in as (a group: its every member would join) and one that does not exist are
+/// refused, nothing granted.
+#[test]
+fn grant_takes_a_hostile_role_name_as_one_name_and_refuses_what_it_cannot_mean() {
+    let db = TeamDb::new();
+    let victim = new_role("victim");
+    let hostile = format!("mal\";drop role {};--", victim.role);
+    admin(&format!(
+        "CREATE ROLE \"{}\" LOGIN",
+        hostile.replace('"', "\"\"")
+    ));
+    let done = admin_json(&db, &["team", "grant", &hostile]);
+    assert_eq!(done["changed"], true, "{done}");
+    assert_eq!(done["role"], hostile.as_str(), "{done}");
+    assert!(is_member(&db, &hostile));
+    assert_eq!(
+        admin(&format!(
+            "SELECT count(*) FROM pg_roles WHERE rolname = '{}'",
+            victim.role
+        )),
+        "1",
+        "the name ran as SQL"
+    );
+    let revoked = admin_json(&db, &["team", "revoke", &hostile]);
+    assert_eq!(revoked["changed"], true, "{revoked}");
+    assert!(!is_member(&db, &hostile));
+
+    let refused_admin = |name: &str| -> String {
+        let out = as_admin(&db, &["team", "grant", name]);
+        assert_eq!(out.status.code(), Some(1), "{name:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // Capitals: PostgreSQL made `CREATE ROLE Ben` as `ben`.
+    let ben = new_role("ben");
+    let upper = ben.role.to_uppercase();
+    let err = refused_admin(&upper);
+    assert!(
+        err.contains("folds a name typed without quotes")
+            && err.contains(&format!("`{}`", ben.role)),
+        "{err}"
+    );
+    assert!(!is_member(&db, &ben.role));
+    // Control characters: refused, and never printed raw.
+    let err = refused_admin(&format!("{}\u{1b}[2J", ben.role));
+    assert!(err.contains("control or invisible character"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    let err = refused_admin(&format!("{}\nx", ben.role));
+    assert!(err.contains("control or invisible character"), "{err}");
+    // 64 bytes: PostgreSQL would keep 63 and name another role.
+    let err = refused_admin(&"a".repeat(64));
+    assert!(
+        err.contains("64 bytes long") && err.contains("keeps 63"),
+        "{err}"
+    );
+    // A role nobody logs in as.
+    let group = format!("group_{}", unique());
+    admin(&format!("CREATE ROLE {group} NOLOGIN"));
+    let err = refused_admin(&group);
+    assert!(
+        err.contains(&format!("{group} cannot log in"))
+            && err.contains(&format!("GRANT {} TO {group};", db.team())),
+        "{err}"
+    );
+    assert!(!is_member(&db, &group));
+    // No such role: the SQL that makes one in the team.
+    let err = refused_admin("nobody_here");
+    assert!(
+        err.contains("no role nobody_here")
+            && err.contains(&format!(
+                "CREATE ROLE nobody_here LOGIN PASSWORD '…' IN ROLE {};",
+                db.team()
+            )),
+        "{err}"
+    );
+    // The team's role itself.
+    let err = refused_admin(&db.team());
+    assert!(err.contains("the team's role itself"), "{err}");
+}
+
+/// A version-1 archive still reads (the owner has not upgraded yet), and every read says once,
+/// on stderr, that every role on the server may read it and who runs `cairn team init`:
+/// `--json`'s stdout stays the document, `skim` and `show` carry it as `warnings`. After the
+/// upgrade nothing is said.
+#[test]
+fn reads_of_a_version_1_archive_say_once_that_every_role_may_read_it() {
+    let db = TeamDb::new();
+    let alice = synced(&db, "alice");
+    alice.push(&db);
+    as_version_1(&db);
+    let from = db.url(&alice);
+    let id = "55604662-cf2a-4331-851a-ec234028f8ca";
+    let says = format!(
+        "the database's owner ({}) runs `cairn team init`",
+        db.owner.role
+    );
+    for args in [
+        vec!["team", "search", "phoenix", "--from", &from],
+        vec!["team", "recall", "phoenix", "--from", &from],
+        vec!["team", "skim", "main", "--all-repos", "--from", &from],
+        vec!["team", "show", id, "--from", &from],
+    ] {
+        for json in [false, true] {
+            let mut all = if json { vec!["--json"] } else { vec![] };
+            all.extend_from_slice(&args);
+            let out = alice.run(&all);
+            let stdout = succeeded(out.clone(), &format!("{all:?}"));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(stderr.matches("warning: ").count(), 1, "{all:?}: {stderr}");
+            assert!(
+                stderr.contains("schema version 1: every role on the server may read")
+                    && stderr.contains(&says),
+                "{all:?}: {stderr}"
+            );
+            assert!(!stdout.contains("warning: "), "{all:?}: {stdout}");
+            if json {
+                let v: Value = serde_json::from_str(&stdout).unwrap();
+                if let Some(w) = v.get("warnings") {
+                    assert!(w[0].as_str().unwrap().contains(&says), "{v}");
+                }
+            }
+        }
+    }
+    let show = alice.json(&["team", "show", id, "--from", &from]);
+    assert_eq!(show["warnings"].as_array().map(Vec::len), Some(1), "{show}");
+
+    db.owner.json(&["team", "init", "--to", &db.url(&db.owner)]);
+    let out = alice.run(&["--json", "team", "show", id, "--from", &from]);
+    let stdout = succeeded(out.clone(), "show after init");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "{out:?}"
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["warnings"], json!([]), "{v}");
+}

@@ -366,7 +366,7 @@ enum Command {
         command: Option<recall::RecallCommand>,
     },
     /// The team archive in PostgreSQL: push this archive to it; search, skim, show and Recall
-    /// across everyone who pushed. Credentials from CAIRN_TEAM_URL, PGPASSWORD or the OS keyring
+    /// across everyone who pushed; an administrator's init, grant and revoke. Credentials from CAIRN_TEAM_URL, PGPASSWORD or the OS keyring
     /// (`cairn team login`), never from a flag or the data dir.
     Team {
         #[command(subcommand)]

@@ -6,8 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 use cairn_core::Cairn;
 use cairn_core::team::{
-    Server, TeamInit, TeamPushReport, TeamRecallHit, TeamRepoScope, TeamSearchHit, TeamShow,
-    TeamSkim,
+    Server, TeamInit, TeamMembership, TeamPushReport, TeamRecallHit, TeamRepoScope, TeamSearchHit,
+    TeamShow, TeamSkim,
 };
 use clap::{Args, Subcommand};
 
@@ -23,6 +23,27 @@ pub enum TeamCommand {
     /// role may create roles, else an administrator makes it first), never to PUBLIC; a
     /// teammate is a login role that is a member of it.
     Init {
+        #[command(flatten)]
+        at: At,
+    },
+    /// Add a teammate: make their login role a member of the team's role, as an administrator
+    /// (a superuser, a role with CREATEROLE, or one holding the team's role WITH ADMIN OPTION).
+    /// The name is the role as the server keeps it (`\du` in psql): one PostgreSQL would fold
+    /// (capitals), cut (64 bytes or more) or that holds a control character is refused. A
+    /// member already is left as is.
+    Grant {
+        /// The teammate's login role.
+        role: String,
+        #[command(flatten)]
+        at: At,
+    },
+    /// Take a teammate out of the team: they can no longer connect, read or push. What they
+    /// pushed stays in the team archive for the team (a superuser deletes it: the command
+    /// prints the SQL); what they read stays on their machine. A role not in the team is left
+    /// as is.
+    Revoke {
+        /// The teammate's login role.
+        role: String,
         #[command(flatten)]
         at: At,
     },
@@ -150,6 +171,22 @@ pub fn run(
                 init(out, &done)?;
             }
         }
+        TeamCommand::Grant { role, at } => {
+            let done = cairn.team_grant(&at.server(cairn)?, &role)?;
+            if json {
+                render::json(out, &done)?;
+            } else {
+                granted(out, &done)?;
+            }
+        }
+        TeamCommand::Revoke { role, at } => {
+            let done = cairn.team_revoke(&at.server(cairn)?, &role)?;
+            if json {
+                render::json(out, &done)?;
+            } else {
+                revoked(out, &done)?;
+            }
+        }
         TeamCommand::Push { at, progress } => {
             let server = at.server(cairn)?;
             let bar =
@@ -166,10 +203,11 @@ pub fn run(
         }
         TeamCommand::Search { query, at, limit } => {
             let hits = cairn.team_search(&at.server(cairn)?, &query, limit)?;
+            warn(&hits.warnings);
             if json {
-                render::json(out, &hits)?;
+                render::json(out, &hits.rows)?;
             } else {
-                search(out, &hits, keys)?;
+                search(out, &hits.rows, keys)?;
             }
         }
         TeamCommand::Skim {
@@ -181,6 +219,7 @@ pub fn run(
         } => {
             let repo = (!all_repos).then_some(dir);
             let skim = cairn.team_skim(&at.server(cairn)?, &target, limit, skip, repo)?;
+            warn(&skim.warnings);
             if json {
                 render::json(out, &skim)?;
             } else {
@@ -193,6 +232,7 @@ pub fn run(
             at,
         } => {
             let show = cairn.team_show(&at.server(cairn)?, &session, publisher.as_deref())?;
+            warn(&show.warnings);
             if json {
                 render::json(out, &show)?;
             } else {
@@ -266,14 +306,154 @@ pub fn run(
         }
         TeamCommand::Recall { query, at, limit } => {
             let hits = cairn.team_recall(&at.server(cairn)?, &query, limit)?;
+            warn(&hits.warnings);
             if json {
-                render::json(out, &hits)?;
+                render::json(out, &hits.rows)?;
             } else {
-                recall(out, &hits)?;
+                recall(out, &hits.rows)?;
             }
         }
     }
     Ok(())
+}
+
+/// What a read says of the team archive itself (an archive every role on the server may read),
+/// once a command, on stderr: `--json`'s standard output stays the document (`skim` and `show`
+/// carry them as `warnings`).
+fn warn(warnings: &[String]) {
+    for w in warnings {
+        say_err!("warning: {}", render::warning(w));
+    }
+}
+
+/// `cairn team grant`'s lines: what changed, and the team after.
+fn granted(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
+    let who = line(&cairn_core::team::schema::sql_name(&r.role), 60);
+    let team = line(&cairn_core::team::schema::sql_name(&r.team_role), 80);
+    if r.changed {
+        writeln!(
+            out,
+            "added {who} to the team (role {team}) at {}: {who} may now connect, read every teammate's records and push their own",
+            clean(&r.server)
+        )?;
+        writeln!(
+            out,
+            "next: {who} runs `cairn team push --to {}` with their own password",
+            clean(&with_user(&r.server, &r.role))
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{who} is already in the team (role {team}): nothing changed"
+        )?;
+    }
+    members_line(out, &r.members)
+}
+
+/// `cairn team revoke`'s lines: what changed, what the role can still reach, and what stays.
+fn revoked(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
+    let who = line(&cairn_core::team::schema::sql_name(&r.role), 60);
+    let team = line(&cairn_core::team::schema::sql_name(&r.team_role), 80);
+    if r.changed {
+        writeln!(
+            out,
+            "took {who} out of the team (role {team}) at {}",
+            clean(&r.server)
+        )?;
+    } else {
+        writeln!(out, "{who} was not a member of {team}: nothing changed")?;
+    }
+    if !r.member {
+        if r.changed {
+            writeln!(
+                out,
+                "{who} can no longer connect to the team archive, read it or push to it"
+            )?;
+        }
+    } else if r.through.is_empty() {
+        writeln!(
+            out,
+            "{who} still reads the team archive: a superuser needs no grant"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{who} is still in the team through {}: revoke those too, or it keeps reading and pushing",
+            r.through
+                .iter()
+                .map(|g| line(g, 60))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    let pushed = match (r.sessions_pushed, r.entries_pushed) {
+        (Some(0), Some(0)) => {
+            writeln!(out, "{who} pushed nothing to the team archive")?;
+            return members_line(out, &r.members);
+        }
+        (Some(s), Some(e)) => format!(
+            "the {} and {} {who} pushed stay",
+            plural(s, "session"),
+            plural(e, "trusted Recall entry")
+        ),
+        _ => format!("what {who} pushed stays"),
+    };
+    writeln!(
+        out,
+        "{pushed} in the team archive for the team to read, unless forgotten: only a superuser can delete them now{}",
+        r.delete_sql
+            .as_deref()
+            .map(|sql| format!(" ({})", line(sql, 300)))
+            .unwrap_or_default()
+    )?;
+    writeln!(
+        out,
+        "on {who}'s machine, their own archive and what they pulled through git (`cairn pull`) stay; team reads were never copied there"
+    )?;
+    members_line(out, &r.members)
+}
+
+fn members_line(out: &mut impl Write, members: &[String]) -> Result<()> {
+    if members.is_empty() {
+        writeln!(out, "members: none")?;
+    } else {
+        writeln!(
+            out,
+            "members: {}",
+            members
+                .iter()
+                .map(|m| line(m, 60))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// `postgres://USER@HOST:PORT/DB` with `user` in place of the address's user (for the line that
+/// tells the new teammate how to push).
+fn with_user(display: &str, user: &str) -> String {
+    match display.split_once("://").and_then(|(scheme, rest)| {
+        rest.split_once('@')
+            .map(|(_, host)| format!("{scheme}://{}@{host}", percent_user(user)))
+    }) {
+        Some(url) => url,
+        None => display.to_owned(),
+    }
+}
+
+/// A user name as a connection string's user part: what is not a letter, digit or `-._~`
+/// percent-encoded.
+fn percent_user(user: &str) -> String {
+    let mut out = String::new();
+    for b in user.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The password `cairn team login` keeps: typed at the terminal without echo, or the first line

@@ -2,7 +2,8 @@
 //! feature). `push` mirrors this machine's redacted archive into it, incrementally, each row
 //! owned by the role that pushed it; `read` searches it, skims a branch or PR across everyone,
 //! shows a teammate's session and queries the team's trusted Recall entries, read-only, every
-//! row cleaned as hostile. `server` is where the connection string and its password come from,
+//! row cleaned as hostile. `members` is an administrator's `grant` and `revoke` of the team's
+//! role. `server` is where the connection string and its password come from,
 //! the TLS rule and the address messages show; `schema` the server-side schema Cairn migrates.
 //!
 //! This machine keeps only where each push got to (`team_pushed_sessions`,
@@ -19,6 +20,8 @@ pub mod forget;
 #[cfg(feature = "team")]
 pub mod keyring;
 #[cfg(feature = "team")]
+pub mod members;
+#[cfg(feature = "team")]
 pub mod push;
 #[cfg(feature = "team")]
 pub mod read;
@@ -30,6 +33,8 @@ pub mod store;
 
 #[cfg(feature = "team")]
 pub use keyring::{KeyringState, TeamRemembered};
+#[cfg(feature = "team")]
+pub use members::TeamMembership;
 #[cfg(feature = "team")]
 pub use push::{LastPush, TeamPushReport};
 #[cfg(feature = "team")]

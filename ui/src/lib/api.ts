@@ -106,6 +106,8 @@ import type {
   TeamConfig_Serialize,
   TeamStatus_Serialize,
   TeamCheck_Serialize,
+  TeamInit,
+  TeamMembership_Serialize,
   LastPush,
   TeamPushReport,
   TeamPushProgress,
@@ -204,6 +206,8 @@ export type SliceRequest = SliceRequest_Deserialize;
 export type TeamConfig = TeamConfig_Serialize;
 export type TeamStatus = TeamStatus_Serialize;
 export type TeamCheck = TeamCheck_Serialize;
+export type { TeamInit };
+export type TeamMembership = TeamMembership_Serialize;
 export type { LastPush, TeamPushReport, TeamPushProgress };
 export type { TeamRemembered };
 export type KeyringState = KeyringState_Serialize;

@@ -14,6 +14,18 @@ impl Cairn {
         team::schema::init(server)
     }
 
+    /// Make `role` a member of the team's role at `server`, as an administrator
+    /// ([`team::members::grant`]).
+    pub fn team_grant(&self, server: &Server, role: &str) -> Result<team::TeamMembership> {
+        team::members::grant(server, role)
+    }
+
+    /// Take `role` out of the team's role at `server` ([`team::members::revoke`]); what it
+    /// pushed stays.
+    pub fn team_revoke(&self, server: &Server, role: &str) -> Result<team::TeamMembership> {
+        team::members::revoke(server, role)
+    }
+
     /// Mirror this archive into the team archive at `server` (only what changed since the last
     /// push there); `progress` gets the sessions done and to do.
     pub fn team_push(
@@ -39,14 +51,20 @@ impl Cairn {
         team::read::status(server)
     }
 
-    /// Records across the team matching `query`, best first.
+    /// Records across the team matching `query`, best first, and what to say of the archive
+    /// itself ([`team::read::Reader::warnings`]).
     pub fn team_search(
         &self,
         server: &Server,
         query: &str,
         limit: u32,
-    ) -> Result<Vec<team::TeamSearchHit>> {
-        team::read::Reader::open(server)?.search(query, limit)
+    ) -> Result<team::read::Warned<Vec<team::TeamSearchHit>>> {
+        let mut reader = team::read::Reader::open(server)?;
+        let rows = reader.search(query, limit)?;
+        Ok(team::read::Warned {
+            rows,
+            warnings: reader.warnings().to_vec(),
+        })
     }
 
     /// A branch or PR across everyone who pushed: the most recent `limit` sessions (at most
@@ -83,14 +101,20 @@ impl Cairn {
         team::read::Reader::open(server)?.show(session, publisher)
     }
 
-    /// The team's trusted Recall entries matching `query`.
+    /// The team's trusted Recall entries matching `query`, and what to say of the archive
+    /// itself ([`team::read::Reader::warnings`]).
     pub fn team_recall(
         &self,
         server: &Server,
         query: &str,
         limit: u32,
-    ) -> Result<Vec<team::TeamRecallHit>> {
-        team::read::Reader::open(server)?.recall(query, limit)
+    ) -> Result<team::read::Warned<Vec<team::TeamRecallHit>>> {
+        let mut reader = team::read::Reader::open(server)?;
+        let rows = reader.recall(query, limit)?;
+        Ok(team::read::Warned {
+            rows,
+            warnings: reader.warnings().to_vec(),
+        })
     }
 }
 

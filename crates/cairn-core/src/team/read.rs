@@ -107,6 +107,9 @@ pub struct TeamSkim {
     pub left_out: u32,
     /// Whose repository's sessions these are.
     pub repo_scope: TeamRepoScope,
+    /// What the reader should know of the team archive itself ([`Reader::warnings`]).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// Which repositories' sessions a team skim lists: a branch or PR number names no repository.
@@ -153,6 +156,9 @@ pub struct TeamShow {
     pub records: Vec<TeamRecord>,
     /// More records than [`SHOW_RECORDS`] exist.
     pub truncated: bool,
+    /// What the reader should know of the team archive itself ([`Reader::warnings`]).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -252,20 +258,7 @@ pub struct TeamStatus {
 pub fn status(server: &Server) -> Result<TeamStatus> {
     let check = check(server)?;
     let mut client = server.connect(true)?;
-    let row = client
-        .query_one(
-            "SELECT (d.datacl IS NULL OR EXISTS (
-                        SELECT 1 FROM pg_catalog.aclexplode(d.datacl) a
-                        WHERE a.grantee = 0 AND a.privilege_type = 'CONNECT'))::text,
-                    EXISTS (SELECT 1 FROM pg_catalog.pg_class c
-                            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
-                            pg_catalog.aclexplode(c.relacl) a
-                            WHERE n.nspname = 'cairn' AND a.grantee = 0)::text
-             FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()",
-            &[],
-        )
-        .map_err(|e| server.error(e, "cannot read who may connect"))?;
-    let (public_connect, public_tables) = (flag(&row, 0), flag(&row, 1));
+    let (public_connect, public_tables) = open_to_all(server, &mut client)?;
     let (mut version, mut team_role) = (None, None);
     if check.archive.is_some() {
         // `check` read the schema's owners and tables first; the version is read again here with
@@ -288,10 +281,60 @@ pub fn status(server: &Server) -> Result<TeamStatus> {
     })
 }
 
+/// Whether `PUBLIC` (every role on the server) may connect to the database, and whether it
+/// holds a privilege on a table of schema `cairn`; read from the catalog, which any role that
+/// connects may read.
+fn open_to_all(server: &Server, client: &mut Conn) -> Result<(bool, bool)> {
+    let row = client
+        .query_one(
+            "SELECT (d.datacl IS NULL OR EXISTS (
+                        SELECT 1 FROM pg_catalog.aclexplode(d.datacl) a
+                        WHERE a.grantee = 0 AND a.privilege_type = 'CONNECT'))::text,
+                    EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
+                            pg_catalog.aclexplode(c.relacl) a
+                            WHERE n.nspname = 'cairn' AND a.grantee = 0)::text
+             FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()",
+            &[],
+        )
+        .map_err(|e| server.error(e, "cannot read who may connect"))?;
+    Ok((flag(&row, 0), flag(&row, 1)))
+}
+
+/// What a read of an archive older than [`schema::VERSION`] says once: version 1 granted the
+/// tables to `PUBLIC`, so while it stands every role on the server may read what the team
+/// pushed and write Recall entries the team's reads trust. Reads still work (a teammate must
+/// not lose the archive while the owner has not upgraded); the warning says who fixes it.
+/// Nothing when an administrator already took `PUBLIC`'s grants by hand.
+fn old_schema_warning(server: &Server, client: &mut Conn, version: i32) -> Result<Option<String>> {
+    if version >= schema::VERSION {
+        return Ok(None);
+    }
+    let (connect, tables) = open_to_all(server, client)?;
+    if !tables {
+        return Ok(None);
+    }
+    let owner = crate::text::one_line(&schema::may_init(server, client)?.1, 80);
+    Ok(Some(format!(
+        "the team archive at {} is schema version {version}: every role on the server{} may read the team's records and write Recall entries into it; the database's owner ({owner}) runs `cairn team init` to keep it to the team's role",
+        server.display(),
+        if connect { "" } else { " that may connect" }
+    )))
+}
+
+/// Rows read from the team archive with what the reader should know of the archive itself
+/// ([`Reader::warnings`]): for the reads whose result is a list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warned<T> {
+    pub rows: T,
+    pub warnings: Vec<String>,
+}
+
 /// A read-only connection to a team archive whose schema this binary reads.
 pub struct Reader<'a> {
     server: &'a Server,
     client: Conn,
+    warnings: Vec<String>,
 }
 
 impl<'a> Reader<'a> {
@@ -309,9 +352,23 @@ impl<'a> Reader<'a> {
             Some(m) => {
                 schema::check_not_newer(server, m.version)?;
                 schema::check_intact(server, &mut client)?;
-                Ok(Reader { server, client })
+                let warnings = old_schema_warning(server, &mut client, m.version)?
+                    .into_iter()
+                    .collect();
+                Ok(Reader {
+                    server,
+                    client,
+                    warnings,
+                })
             }
         }
+    }
+
+    /// What every read through this connection should say once besides its rows: that the
+    /// archive is open to every role on the server (an archive of schema version 1), and who
+    /// brings it up.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     fn query(
@@ -584,6 +641,7 @@ impl<'a> Reader<'a> {
             left_out: u32::try_from((matched - skip - shown).max(0)).unwrap_or(u32::MAX),
             sessions,
             repo_scope,
+            warnings: self.warnings.clone(),
         })
     }
 
@@ -741,6 +799,7 @@ impl<'a> Reader<'a> {
             turns,
             records,
             truncated,
+            warnings: self.warnings.clone(),
         })
     }
 

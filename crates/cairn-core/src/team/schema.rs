@@ -224,7 +224,7 @@ pub fn team_role_for(database: &str) -> String {
 
 /// `name` as an SQL identifier, always quoted (a quote in it doubled), so any role or database
 /// name is one identifier.
-fn quote_ident(name: &str) -> String {
+pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
@@ -375,7 +375,7 @@ pub fn init(server: &Server) -> Result<TeamInit> {
 }
 
 /// The roles granted the team's role `team` directly, by name.
-fn members(server: &Server, client: &mut Conn, team: &str) -> Result<Vec<String>> {
+pub(crate) fn members(server: &Server, client: &mut Conn, team: &str) -> Result<Vec<String>> {
     let rows = client
         .query(
             "SELECT m.rolname::text FROM pg_catalog.pg_auth_members a
@@ -412,7 +412,7 @@ fn outside(server: &Server, client: &mut Conn, team: &str) -> Result<Vec<String>
 
 /// Whether the role connected may set the team archive up (the database's owner, or a
 /// superuser), and the database owner's name.
-fn may_init(server: &Server, client: &mut Conn) -> Result<(bool, String)> {
+pub(crate) fn may_init(server: &Server, client: &mut Conn) -> Result<(bool, String)> {
     client
         .query_one(
             "SELECT d.datdba = r.oid OR r.rolsuper, pg_catalog.pg_get_userbyid(d.datdba)::text

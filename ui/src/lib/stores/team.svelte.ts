@@ -3,7 +3,9 @@
 // team archive read-only as a second archive: search it, skim a branch or PR across everyone,
 // open a teammate's session. The password is never kept in the window: the form names the
 // variable that holds it, or "Remember in the keyring" hands one typed password to the OS keyring
-// (the field is cleared whatever the answer, and nothing sends it back).
+// (the field is cleared whatever the answer, and nothing sends it back). An administrator's
+// corner of Settings → Team sets the archive up (`cairn team init`) and adds or takes out a
+// teammate (`cairn team grant` / `revoke`), as the saved server's user.
 import {
   api,
   onTeamPushProgress,
@@ -11,6 +13,8 @@ import {
   type Subscribe,
   type TeamCheck,
   type TeamConfig,
+  type TeamInit,
+  type TeamMembership,
   type TeamPushProgress,
   type TeamPushReport,
   type TeamRemembered,
@@ -27,8 +31,55 @@ export const MAX_SKIM = 500;
 
 export type TeamApi = Pick<
   Api,
-  'teamStatus' | 'teamSave' | 'teamTest' | 'teamPush' | 'teamRemember' | 'teamForget' | 'teamSearch' | 'teamSkim' | 'teamShow'
+  | 'teamStatus'
+  | 'teamSave'
+  | 'teamTest'
+  | 'teamPush'
+  | 'teamRemember'
+  | 'teamForget'
+  | 'teamInit'
+  | 'teamGrant'
+  | 'teamRevoke'
+  | 'teamSearch'
+  | 'teamSkim'
+  | 'teamShow'
 >;
+
+/** The SQL an administrator runs, as a refused set-up's hint gives it (`… runs: SQL then run
+ * `cairn team init` again): the team's role is missing and this user may not create it. Null
+ * when the hint holds none. */
+export function adminSql(hint: string | null | undefined): string | null {
+  const m = /runs: (.+?) then run/.exec(hint ?? '');
+  return m?.[1]?.trim() ?? null;
+}
+
+/** What a set-up did, in one sentence. */
+export function initSummary(r: TeamInit): string {
+  const made = r.created ? 'Created' : 'Checked';
+  const role = r.team_role_created ? `made the team's role ${r.team_role} now` : `the team is role ${r.team_role}`;
+  return `${made} the team archive (schema version ${r.version}), owned by ${r.owner}; ${role}: only its members, the owner and superusers may connect, read and push.`;
+}
+
+/** What a grant or revoke did, in one sentence, and what stays after a revoke. */
+export function membershipSummary(m: TeamMembership, granted: boolean): string {
+  if (granted) {
+    return m.changed ? `Added ${m.role} to the team: they may now connect, read everyone's records and push their own.` : `${m.role} is already in the team: nothing changed.`;
+  }
+  const head = m.changed ? `Took ${m.role} out of the team.` : `${m.role} was not a member: nothing changed.`;
+  const still = m.member
+    ? m.through.length
+      ? ` They are still in the team through ${m.through.join(', ')}.`
+      : ' They still read the archive (a superuser needs no grant).'
+    : m.changed
+      ? ' They can no longer connect, read or push.'
+      : '';
+  if (m.sessions_pushed === 0 && m.entries_pushed === 0) return `${head}${still} They pushed nothing to the team archive.`;
+  const kept =
+    m.sessions_pushed === null || m.entries_pushed === null
+      ? ' What they pushed stays in the team archive'
+      : ` Their ${m.sessions_pushed} pushed session${m.sessions_pushed === 1 ? '' : 's'} and ${m.entries_pushed} Recall entr${m.entries_pushed === 1 ? 'y' : 'ies'} stay in the team archive`;
+  return `${head}${still}${kept} for the team to read, unless a superuser deletes them; their own archive and what they pulled stay on their machine.`;
+}
 
 /** Where "Test connection" found the password, in words. */
 export function passwordFrom(p: TeamCheck['password_from']): string {
@@ -117,6 +168,13 @@ export class TeamStore {
   pushProgress: TeamPushProgress | null = $state(null);
   remember = new Resource<TeamRemembered>();
   forget = new Resource<boolean>();
+  /** The administrator's set-up (`cairn team init`) and membership changes. */
+  init = new Resource<TeamInit>();
+  membership = new Resource<TeamMembership>();
+  /** Whether the membership shown was a grant (else a revoke). */
+  granted = $state(true);
+  /** The role typed to add or take out. */
+  memberRole = $state('');
 
   /** The Team view. */
   query = $state('');
@@ -205,6 +263,26 @@ export class TeamStore {
     this.remember.reset();
     await this.forget.load(() => this.#api.teamForget({ ...this.draft }));
     await this.status.load(() => this.#api.teamStatus(), { keep: true });
+  }
+
+  /** "Set up or bring up" the team archive, as the saved user (its database's owner). */
+  async initArchive(): Promise<void> {
+    this.membership.reset();
+    await this.init.load(() => this.#api.teamInit());
+  }
+
+  /** Add `role` to the team (`grant`), or take it out. The set-up shown is read again after a
+   * change it lists (its members, those outside). */
+  async changeMember(role: string, grant: boolean): Promise<void> {
+    const name = role.trim();
+    if (!name) return;
+    this.granted = grant;
+    await this.membership.load(() => (grant ? this.#api.teamGrant(name) : this.#api.teamRevoke(name)));
+    const done = this.membership.data;
+    if (this.membership.status === 'ready' && done && this.init.data) {
+      const outside = grant ? this.init.data.outside.filter((r) => r !== done.role) : this.init.data.outside;
+      this.init.data = { ...this.init.data, members: done.members, outside };
+    }
   }
 
   async search(): Promise<void> {

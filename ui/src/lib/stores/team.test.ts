@@ -1,6 +1,20 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { TeamConfig, TeamShow, TeamSkim, TeamStatus } from '../api';
-import { MAX_SKIM, TeamStore, blankTeam, passwordFrom, portOf, pushShare, teamAddress, teamGap, unscopedNote, type TeamApi } from './team.svelte';
+import type { TeamConfig, TeamInit, TeamMembership, TeamShow, TeamSkim, TeamStatus } from '../api';
+import {
+  MAX_SKIM,
+  TeamStore,
+  adminSql,
+  blankTeam,
+  initSummary,
+  membershipSummary,
+  passwordFrom,
+  portOf,
+  pushShare,
+  teamAddress,
+  teamGap,
+  unscopedNote,
+  type TeamApi,
+} from './team.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
@@ -175,6 +189,7 @@ describe('team setup', () => {
         matched: 1200,
         left_out: 1200 - skip - n,
         repo_scope: 'every',
+        warnings: [],
       };
     };
     const teamSkim = vi.fn(async (_t: string, skip: number | null) => ok(page(skip ?? 0)));
@@ -226,5 +241,46 @@ describe('team setup', () => {
     expect(team.skimSkip).toBe(0);
     await team.setRepo(null); // the same: nothing asked
     expect(teamSkim).toHaveBeenCalledTimes(3);
+  });
+
+  it('sets the archive up and shows the team’s role; a refusal gives the SQL an administrator runs', async () => {
+    const made: TeamInit = {
+      server: 'postgres://owner@db:5432/team', created: true, version: 2, archive_id: 'x', owner: 'owner', role: 'owner',
+      team_role: 'team_members', team_role_created: true, members: [], added: [], outside: ['ben'],
+    };
+    const hint = 'an administrator (a role that may create roles) runs: CREATE ROLE team_members NOLOGIN; GRANT team_members TO ana; then run `cairn team init` again (docs/SECURITY.md, "The team archive")';
+    expect(adminSql(hint)).toBe('CREATE ROLE team_members NOLOGIN; GRANT team_members TO ana;');
+    expect(adminSql('check the user')).toBeNull();
+    expect(adminSql(null)).toBeNull();
+    expect(initSummary(made)).toContain("made the team's role team_members now");
+    expect(initSummary({ ...made, team_role_created: false, created: false })).toMatch(/^Checked .* the team is role team_members/);
+    const grant = vi.fn(async () =>
+      ok({ server: 's', team_role: 'team_members', role: 'ben', member: true, changed: true, through: [], sessions_pushed: 0,
+        entries_pushed: 0, delete_sql: null, members: ['ben'] } as TeamMembership),
+    );
+    const team = new TeamStore(fakeApi({ teamInit: vi.fn(async () => ok(made)), teamGrant: grant } as Partial<TeamApi>));
+    await team.initArchive();
+    expect(team.init.data?.team_role_created).toBe(true);
+    // Adding someone the set-up listed outside moves them in.
+    await team.changeMember(' ben ', true);
+    expect(grant).toHaveBeenCalledWith('ben');
+    expect(team.init.data?.members).toEqual(['ben']);
+    expect(team.init.data?.outside).toEqual([]);
+    await team.changeMember('  ', true);
+    expect(grant).toHaveBeenCalledOnce();
+  });
+
+  it('says what a revoke changed and what stays', () => {
+    const m: TeamMembership = {
+      server: 's', team_role: 'team_members', role: 'ben', member: false, changed: true, through: [], sessions_pushed: 3,
+      entries_pushed: 1, delete_sql: "DELETE FROM cairn.sessions WHERE publisher = 'ben';", members: [],
+    };
+    expect(membershipSummary(m, false)).toMatch(/^Took ben out of the team\. They can no longer connect.*Their 3 pushed sessions and 1 Recall entry stay/);
+    expect(membershipSummary({ ...m, changed: false }, false)).toMatch(/^ben was not a member: nothing changed\. Their 3 pushed/);
+    expect(membershipSummary({ ...m, changed: false, sessions_pushed: 0, entries_pushed: 0 }, false)).toBe(
+      'ben was not a member: nothing changed. They pushed nothing to the team archive.',
+    );
+    expect(membershipSummary({ ...m, member: true, through: ['devs'] }, false)).toContain('still in the team through devs');
+    expect(membershipSummary({ ...m, member: true, changed: false }, true)).toBe('ben is already in the team: nothing changed.');
   });
 });

@@ -15,7 +15,7 @@ afterEach(() => {
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
 function skimOf(scope: TeamSkim['repo_scope']): TeamSkim {
-  return { target: 'ref:refs/heads/main', publishers: [], sessions: [], matched: 0, left_out: 0, repo_scope: scope };
+  return { target: 'ref:refs/heads/main', publishers: [], sessions: [], matched: 0, left_out: 0, repo_scope: scope, warnings: [] };
 }
 
 function view(team: TeamStore, repos: { name: string; root: string }[]): void {
@@ -72,5 +72,14 @@ describe('TeamView', () => {
       if (component) unmount(component);
       component = undefined;
     }
+  });
+
+  it('says what the team archive’s own warning says (an archive every role on the server may read)', async () => {
+    const said = 'the team archive at postgres://a@db/team is schema version 1: every role on the server may read the team’s records';
+    const team = new TeamStore({ teamSkim: vi.fn(async () => ok({ ...skimOf('every'), warnings: [said] })) } as unknown as TeamApi);
+    team.target = 'main';
+    await team.runSkim();
+    view(team, []);
+    expect([...document.querySelectorAll('[data-testid="team-warning"]')].map((e) => e.textContent)).toEqual([said]);
   });
 });
