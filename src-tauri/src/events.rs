@@ -132,15 +132,9 @@ pub fn waiting_problem(lock: &std::path::Path, holder: Option<&LockHolder>) -> E
     bounded(ErrorReport::new(ErrorKind::Locked, message).with_hint(hint))
 }
 
-/// The process that holds a lock, as the system names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockHolder {
-    pub pid: u32,
-    /// Its command line, arguments joined by spaces (cut; cleaned by [`bounded`]).
-    pub command: String,
-    /// Stopped (Ctrl-Z, `SIGSTOP`): it holds the lock until it is continued or ends.
-    pub stopped: bool,
-}
+/// The process that holds a lock, as the system names it (its command line redacted and cut
+/// by the core; cleaned again by [`bounded`]).
+pub use cairn_core::archive::capture::LockHolder;
 
 /// What to tell the window after `step` ran: its problem each time it has one (the window
 /// coalesces repeats), and that it went well only when the window was told of a problem

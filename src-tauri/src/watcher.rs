@@ -234,7 +234,7 @@ struct Waits<R: Runtime> {
 
 impl<R: Runtime> Progress for Waits<R> {
     fn waiting(&self, lock: &Path) {
-        let holder = lock_holder(lock);
+        let holder = LockHolder::of(lock);
         // The window's own sync holds it (the Sync button): live capture follows it, as the
         // window shows.
         if holder.as_ref().is_some_and(|h| h.pid == std::process::id()) {
@@ -464,77 +464,6 @@ fn capture<R: Runtime>(told: &Arc<Told<R>>, files: &[FoundFile]) {
     }
 }
 
-/// The process holding the lock file `lock`, as the system names it; `None` when it cannot
-/// say (not Linux, `/proc` not mounted, the lock let go meanwhile).
-fn lock_holder(lock: &Path) -> Option<LockHolder> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        let meta = std::fs::metadata(lock).ok()?;
-        let locks = std::fs::read_to_string("/proc/locks").ok()?;
-        let pid = holder_pid(&locks, meta.dev(), meta.ino())?;
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        Some(LockHolder {
-            pid,
-            command: command_line(&cmdline),
-            stopped: is_stopped(&stat),
-        })
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = lock;
-        None
-    }
-}
-
-/// The pid holding a lock on the file of device `dev` and inode `ino`, read from the text of
-/// Linux's `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF`; the device as
-/// hex major and minor). A line marked `->` is a process waiting for the lock, not holding it.
-fn holder_pid(locks: &str, dev: u64, ino: u64) -> Option<u32> {
-    // Linux's dev_t: the major number's bits are 8..20 and 32..44, the minor's 0..8 and 20..32.
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    locks.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) == Some(&"->") {
-            return None;
-        }
-        let (pid, place) = (fields.get(4)?, fields.get(5)?);
-        let mut parts = place.split(':');
-        let ma = u64::from_str_radix(parts.next()?, 16).ok()?;
-        let mi = u64::from_str_radix(parts.next()?, 16).ok()?;
-        let inode: u64 = parts.next()?.parse().ok()?;
-        (ma == major && mi == minor && inode == ino).then(|| pid.parse().ok())?
-    })
-}
-
-/// A process's command line from `/proc/<pid>/cmdline` (arguments split by NUL): the program's
-/// file name and its arguments, joined by spaces, cut at 80 characters.
-fn command_line(raw: &[u8]) -> String {
-    let text = String::from_utf8_lossy(raw);
-    let mut args = text.split('\0').filter(|a| !a.is_empty());
-    let program = args.next().map_or("", |p| {
-        Path::new(p)
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or(p)
-    });
-    let line = std::iter::once(program)
-        .chain(args)
-        .collect::<Vec<_>>()
-        .join(" ");
-    cairn_core::text::one_line(&line, 80)
-}
-
-/// Whether `/proc/<pid>/stat` says the process is stopped (`T`, or `t` under a debugger). The
-/// state follows the command name in parentheses, which may itself hold `)`.
-fn is_stopped(stat: &str) -> bool {
-    stat.rfind(')')
-        .and_then(|at| stat[at + 1..].split_whitespace().next())
-        .is_some_and(|state| state == "T" || state == "t")
-}
-
 /// The directories to watch: the archive's effective source dirs and the folders of the
 /// in-repository transcripts of the repositories it knows.
 pub fn source_dirs(cairn: &cairn_core::Cairn) -> Vec<WatchDir> {
@@ -589,26 +518,6 @@ mod tests {
             &["/h/.claude/projects/p/s.jsonl"],
         );
         assert!(written.gone.is_empty() && written.created.is_empty());
-    }
-
-    /// The holder of a lock is read from `/proc/locks` by the file's device and inode; a
-    /// process waiting for the lock (`->`) is not its holder.
-    #[test]
-    fn the_lock_holder_is_found_by_device_and_inode() {
-        let locks = "1: FLOCK  ADVISORY  WRITE 777 08:01:99 0 EOF\n\
-                     2: FLOCK  ADVISORY  WRITE 4242 fd:02:1234 0 EOF\n\
-                     2: -> FLOCK  ADVISORY  WRITE 5151 fd:02:1234 0 EOF\n";
-        // Device fd:02 as Linux's dev_t encodes it.
-        let dev = (0xfd << 8) | 0x02;
-        assert_eq!(holder_pid(locks, dev, 1234), Some(4242));
-        assert_eq!(holder_pid(locks, dev, 99), None);
-        assert_eq!(holder_pid(locks, (0x08 << 8) | 0x01, 99), Some(777));
-        assert_eq!(
-            command_line(b"/usr/local/bin/cairn\0sync\0--data-dir\0/d\0"),
-            "cairn sync --data-dir /d"
-        );
-        assert!(is_stopped("4242 (cairn (x) y) T 1 2 3"));
-        assert!(!is_stopped("4242 (cairn) S 1 2 3"));
     }
 
     /// A folder the system will not watch for its limit is said as that limit, not as a full

@@ -17,6 +17,7 @@ mod hooks;
 mod import;
 mod insights;
 mod link;
+mod lock_holder;
 mod mcp;
 mod mcp_install;
 mod memory;

@@ -282,3 +282,110 @@ pub fn rewound_gemini() -> (Env, &'static str) {
     env.ok(&["sync"]);
     (env, "c330aea9-39d8-4bf1-ac29-5fdb4baaad16")
 }
+
+/// The archive's capture lock held by a process of its own (`flock(1)`, its command line
+/// `flock -o capture.lock sh -c … <args>`), not by the test: what `/proc/locks` names when a
+/// sync or the app holds it. Dropped, it is continued if stopped and ended, so a failing test
+/// never leaves a stopped process behind.
+#[cfg(target_os = "linux")]
+pub struct HeldLock {
+    child: std::process::Child,
+}
+
+#[cfg(target_os = "linux")]
+impl HeldLock {
+    /// Take `env`'s capture lock in a new process whose command line ends with `args`; back
+    /// once it holds the lock.
+    pub fn take(env: &Env, args: &[&str]) -> HeldLock {
+        use std::io::BufRead as _;
+        // Relative to the data dir: the command line stays short enough to be shown whole.
+        let mut child = Command::new("flock")
+            .current_dir(env.data())
+            .args(["-o", "capture.lock", "sh", "-c", "echo held; read _"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("flock(1), from util-linux");
+        let mut said = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut said)
+            .unwrap();
+        assert_eq!(said, "held\n", "flock did not take the lock");
+        HeldLock { child }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stop the holder (`SIGSTOP`, as Ctrl-Z does); back once the system says it is stopped.
+    pub fn stop(&self) {
+        signal(self.pid(), "STOP");
+        let stat = format!("/proc/{}/stat", self.pid());
+        for _ in 0..500 {
+            let state = std::fs::read_to_string(&stat).unwrap_or_default();
+            if state
+                .rsplit_once(')')
+                .is_some_and(|(_, s)| s.trim_start().starts_with('T'))
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("process {} did not stop", self.pid());
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        signal(self.pid(), "CONT");
+        // Its shell reads stdin: closed, it ends, and so does flock, letting go of the lock.
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Send the signal `name` (`STOP`, `CONT`) to `pid`.
+#[cfg(target_os = "linux")]
+fn signal(pid: u32, name: &str) {
+    let _ = Command::new("sh")
+        .args(["-c", "kill -s \"$0\" \"$1\"", name, &pid.to_string()])
+        .status();
+}
+
+/// `cairn args…` run while `held` holds the capture lock: the first line it writes to stderr
+/// (empty when it wrote none within a minute), then, `held` let go, its output and the rest of
+/// its stderr.
+#[cfg(target_os = "linux")]
+pub fn run_while_held(env: &Env, held: HeldLock, args: &[&str]) -> (String, Output) {
+    use std::io::{BufRead as _, Read as _};
+    let mut child = env
+        .command()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = stderr.read_line(&mut first);
+        let _ = tx.send(first);
+        let mut rest = Vec::new();
+        let _ = stderr.read_to_end(&mut rest);
+        rest
+    });
+    // A command that never says it waits would wait for ever: the lock is let go after a
+    // minute either way, and the empty line fails the test's assertion.
+    let first = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .unwrap_or_default();
+    drop(held);
+    let mut out = child.wait_with_output().unwrap();
+    out.stderr = reader.join().unwrap();
+    (first, out)
+}

@@ -52,12 +52,36 @@ pub struct SaysItWaits(pub &'static str);
 
 impl Progress for SaysItWaits {
     fn waiting(&self, lock: &Path) {
-        eprintln!(
-            "Waiting for another Cairn process to let go of the archive (it holds {}): a sync, a reindex or a rebuild from the copies, or the app's live capture; the {} runs once it does.",
-            warning(&lock.display().to_string()),
-            self.0
-        );
+        let file = warning(&lock.display().to_string());
+        match held_by(lock) {
+            Some(holder) => eprintln!(
+                "Waiting for another Cairn process to let go of the archive: {file} is held by {holder}; the {} runs once it does.",
+                self.0
+            ),
+            None => eprintln!(
+                "Waiting for another Cairn process to let go of the archive (it holds {file}): a sync, a reindex or a rebuild from the copies, or the app's live capture; the {} runs once it does.",
+                self.0
+            ),
+        }
     }
+}
+
+/// Who holds the lock file `lock`, for a line that waits on it: `process 4242 (`cairn sync`)`,
+/// and when that process is stopped, what lets it go; `None` where the system does not say
+/// (then the line names what usually holds it). The command line is another process's text:
+/// the core redacted and cut it, and it is cleaned here as every printed field is.
+fn held_by(lock: &Path) -> Option<String> {
+    let holder = cairn_core::archive::capture::LockHolder::of(lock)?;
+    let stopped = if holder.stopped {
+        ", which is stopped: continue it (`fg` in its terminal) or end it"
+    } else {
+        ""
+    };
+    Some(format!(
+        "process {} (`{}`){stopped}",
+        holder.pid,
+        clean(&holder.command)
+    ))
 }
 
 /// The most of a title (a Recall entry's, a report's, a session's) a line shows: more than any
@@ -1593,10 +1617,15 @@ impl Progress for Bar {
         if self.waited.swap(true, std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        let line = format!(
-            "Waiting for another Cairn capture to finish (it holds {}): a sync, a reindex or the app's live capture; a `cairn sync` stopped with Ctrl-Z holds it until it goes on (`fg`) or ends.",
-            warning(&lock.display().to_string())
-        );
+        let file = warning(&lock.display().to_string());
+        let line = match held_by(lock) {
+            Some(holder) => {
+                format!("Waiting for another Cairn capture to finish: {file} is held by {holder}.")
+            }
+            None => format!(
+                "Waiting for another Cairn capture to finish (it holds {file}): a sync, a reindex or the app's live capture; a `cairn sync` stopped with Ctrl-Z holds it until it goes on (`fg`) or ends."
+            ),
+        };
         match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),

@@ -13,14 +13,16 @@
 //! and the file is read again. So a capture killed at any point leaves the archive as if the
 //! last committed batch was the end of the file, and the next run carries on from there.
 //!
-//! Here: the batch and its parts, the capture lock, and the orchestration (readers in parallel,
-//! one writer, group commit). Each read kind has its file (`lines`, `document`, `tree`,
-//! `database`, with `batch` for what they share and `keyed` for keyed units); the writer is
-//! `write`, the turns it builds `turns`; `reindex` reads the retained copies again.
+//! Here: the batch and its parts, the capture lock (`holder`: who holds it), and the
+//! orchestration (readers in parallel, one writer, group commit). Each read kind has its file
+//! (`lines`, `document`, `tree`, `database`, with `batch` for what they share and `keyed` for
+//! keyed units); the writer is `write`, the turns it builds `turns`; `reindex` reads the
+//! retained copies again.
 
 mod batch;
 mod database;
 mod document;
+mod holder;
 mod keyed;
 mod lines;
 pub(crate) mod reindex;
@@ -50,6 +52,7 @@ pub(crate) use batch::mtime_ns;
 use batch::{
     file_warning, finish_batch, is_full, locate, new_batch, revision_of, take_full, take_unread,
 };
+pub use holder::LockHolder;
 use lines::{parse_into, read_file, take_output};
 use turns::{TurnWriter, preview_of, prompt_preview};
 use write::{Commit, Writer, commit_in};
@@ -172,7 +175,8 @@ pub trait Progress: Sync {
     fn start(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _bytes: u64) {}
     fn finish(&self) {}
-    /// Another process holds the capture lock (`lock`, the file): the work waits for it
+    /// Another process holds the capture lock (`lock`, the file; [`LockHolder::of`] names
+    /// that process where the system says): the work waits for it
     /// ([`CaptureLock::lock_telling`]). Said before each wait, so a wait is never silent.
     fn waiting(&self, _lock: &Path) {}
 }
