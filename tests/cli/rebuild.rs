@@ -406,3 +406,82 @@ fn recall_is_carried_and_said_room_by_room() {
     assert!(!said.contains("Recall"), "{text}");
     assert_eq!(listed(&env), before);
 }
+
+/// A rebuild killed while it made the new database leaves `cairn.db.rebuilding`: doctor names
+/// it with the fix, and a forget says before it is confirmed that it deletes it, then does.
+/// After a whole rebuild, a forget's list names the database set aside it removes the session
+/// from too, or the one it cannot clean with the `rm` that deletes it.
+#[test]
+fn a_forget_lists_what_rebuilds_left_before_it_is_confirmed() {
+    let env = Env::new().with_fixtures();
+    ok(&env, &["sync"]);
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    let out = command(&env)
+        .env("CAIRN_TEST_STOP_REBUILD", "session")
+        .args(["reindex", "--from-copies", "--force"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "not stopped");
+    let building = env.data().join("cairn.db.rebuilding");
+    assert!(building.exists());
+    let doctor = json(&env, &["doctor"]);
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "unfinished rebuild")
+        .unwrap_or_else(|| panic!("{doctor}"));
+    let detail = check["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("rm -f '{}'", building.display())),
+        "{detail}"
+    );
+    let listed = ok(&env, &["forget", id, "--dry-run"]);
+    assert!(
+        listed.contains(&format!(
+            "Also deleted: {}, left by a rebuild from the copies that did not finish",
+            building.display()
+        )),
+        "{listed}"
+    );
+    let planned = json(&env, &["forget", id, "--dry-run"]);
+    assert_eq!(
+        planned["would_remove"]["set_aside"][0]["fate"], "deleted",
+        "{planned}"
+    );
+    assert!(building.exists(), "the list deleted it");
+
+    // A whole rebuild sets the old database aside; the forget's list names it.
+    ok(&env, &["reindex", "--from-copies", "--force"]);
+    assert!(!building.exists());
+    let aside = named(&env, "cairn.db.damaged-")
+        .into_iter()
+        .find(|p| {
+            let p = p.to_string_lossy();
+            !p.ends_with("-wal") && !p.ends_with("-shm")
+        })
+        .unwrap();
+    let listed = ok(&env, &["forget", id, "--dry-run"]);
+    assert!(
+        listed.contains(&format!(
+            "Also removed from 1 database a rebuild set aside: {}.",
+            aside.display()
+        )),
+        "{listed}"
+    );
+    // One the forget may not write: named, with the command that deletes it.
+    rusqlite::Connection::open(&aside)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 3")
+        .unwrap();
+    let listed = ok(&env, &["forget", id, "--dry-run"]);
+    assert!(
+        listed.contains("1 database a rebuild set aside cannot be cleaned of them")
+            && listed.contains(&format!(
+                "{} holds 1 session (its schema (version 3) is not the archive's",
+                aside.display()
+            ))
+            && listed.contains(&format!("rm -f '{}'", aside.display())),
+        "{listed}"
+    );
+}

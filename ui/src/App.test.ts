@@ -452,6 +452,41 @@ describe('session', () => {
     expect(one(target, 'forget-team')).toBeNull();
   });
 
+  it('names, before a forget, the databases a rebuild set aside that it cleans, deletes or cannot clean', async () => {
+    const fake = fakeBackend();
+    const aside = [
+      { path: '/d/cairn.db.damaged-20260101T000000Z', sessions: 1, fate: 'removed', why: null },
+      { path: '/d/cairn.db.rebuilding', sessions: 0, fate: 'deleted', why: null },
+      { path: "/d/it's\u202E.damaged", sessions: 1, fate: 'holds', why: 'its schema (version 3) is not the archive’s (48)' },
+    ];
+    mockIPC(
+      async (cmd, args) => {
+        const answer = await fake.handler(cmd, args);
+        return cmd === 'forget_preview' ? { ...(answer as object), set_aside: aside } : answer;
+      },
+      { shouldMockEvents: true },
+    );
+    const target = document.createElement('div');
+    document.body.append(target);
+    const stores = createStores();
+    component = mount(App, { target, props: { stores } });
+    await settle();
+    stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+    await settle();
+    showDetails(target);
+    click(one(target, 'forget-button'));
+    await settle();
+    const lines = [...one(target, 'forget-set-aside')!.querySelectorAll('p')].map((p) => p.textContent?.replace(/\s+/g, ' ').trim());
+    expect(lines).toEqual([
+      'Also removed from a database a rebuild set aside: /d/cairn.db.damaged-20260101T000000Z.',
+      'Also deleted: /d/cairn.db.rebuilding, left by a rebuild that did not finish (a half-made copy of the archive).',
+      "/d/it's.damaged, set aside by a rebuild, cannot be cleaned: it holds this session (its schema (version 3) is not the archive’s (48)). Delete it once the rebuilt archive is checked: rm -f '/d/it'\\''s.damaged' '/d/it'\\''s.damaged'-wal '/d/it'\\''s.damaged'-shm",
+    ]);
+    // Said before the button that forgets.
+    expect(one(target, 'forget-confirm')).not.toBeNull();
+    expect(fake.calls.some((c) => c.cmd === 'forget_sessions')).toBe(false);
+  });
+
   it('opens from the skim timeline at a turn, expands turns into records', async () => {
     const { target, stores } = await render();
     click(all(target, 'branch-row')[0]);

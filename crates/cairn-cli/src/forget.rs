@@ -55,6 +55,8 @@ pub struct ForgetArgs {
 }
 
 /// What `plan` takes: `heading` says whether it is to go ("Would forget") or went ("Removed").
+/// The databases set aside are said here only before (after, [`set_aside`] says what became of
+/// each).
 fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::Result<()> {
     writeln!(out, "{heading} {}:", plural(plan.sessions.len(), "session"))?;
     for s in &plan.sessions {
@@ -177,6 +179,9 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             them(plan.team_pushed),
         )?;
     }
+    if heading == WOULD {
+        set_aside_planned(out, &plan.set_aside)?;
+    }
     if plan.allow_reimport {
         writeln!(
             out,
@@ -187,6 +192,74 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
             out,
             "A tombstone keeps the next sync from importing these transcripts again."
         )?;
+    }
+    Ok(())
+}
+
+/// The heading of a forget's list before it is confirmed.
+const WOULD: &str = "Would forget";
+
+/// The shell words that delete the database `path` with its `-wal` and `-shm`.
+fn rm_line(path: &str) -> String {
+    let quoted = format!("'{}'", path.replace('\'', "'\\''"));
+    format!("rm -f {quoted} {quoted}-wal {quoted}-shm")
+}
+
+/// Before a forget is confirmed: the other databases it will reach (those a rebuild set aside
+/// that hold the sessions, what a rebuild that did not finish left) and those it cannot clean,
+/// each with the command that deletes it.
+fn set_aside_planned(out: &mut impl Write, planned: &[ForgetSetAside]) -> std::io::Result<()> {
+    let of = |fate: SetAsideFate| -> Vec<&ForgetSetAside> {
+        planned.iter().filter(|a| a.fate == fate).collect()
+    };
+    let paths = |these: &[&ForgetSetAside]| {
+        these
+            .iter()
+            .map(|a| clean(&a.path))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let removed = of(SetAsideFate::Removed);
+    if !removed.is_empty() {
+        writeln!(
+            out,
+            "Also removed from {} a rebuild set aside: {}.",
+            plural(removed.len(), "database"),
+            paths(&removed)
+        )?;
+    }
+    let deleted = of(SetAsideFate::Deleted);
+    if !deleted.is_empty() {
+        writeln!(
+            out,
+            "Also deleted: {}, left by a rebuild from the copies that did not finish (a half-made copy of the archive).",
+            paths(&deleted)
+        )?;
+    }
+    let kept: Vec<&ForgetSetAside> = planned
+        .iter()
+        .filter(|a| matches!(a.fate, SetAsideFate::Holds | SetAsideFate::MayHold))
+        .collect();
+    if !kept.is_empty() {
+        writeln!(
+            out,
+            "{} a rebuild set aside cannot be cleaned of them; delete {} once the rebuilt archive is checked:",
+            plural(kept.len(), "database"),
+            if kept.len() == 1 { "it" } else { "each" }
+        )?;
+        for a in kept {
+            let held = match a.fate {
+                SetAsideFate::MayHold => "may hold them".to_owned(),
+                _ => format!("holds {}", plural(a.sessions, "session")),
+            };
+            writeln!(
+                out,
+                "  {} {held} ({}): {}",
+                clean(&a.path),
+                clean(a.why.as_deref().unwrap_or("")),
+                rm_line(&clean(&a.path))
+            )?;
+        }
     }
     Ok(())
 }
@@ -282,7 +355,7 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
         } else if plan.sessions.is_empty() {
             writeln!(out, "No session matches: nothing to forget.")?;
         } else {
-            describe(out, &plan, "Would forget")?;
+            describe(out, &plan, WOULD)?;
         }
         return Ok(());
     }
@@ -307,12 +380,12 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
             if json_out {
                 render::json(out, &would(&plan))?;
             } else {
-                describe(out, &plan, "Would forget")?;
+                describe(out, &plan, WOULD)?;
             }
             out.flush()?;
             bail!("nothing was removed: run again with --yes to forget these sessions");
         }
-        describe(out, &plan, "Would forget")?;
+        describe(out, &plan, WOULD)?;
         if !render::confirm(
             out,
             "Forget them? What only Cairn keeps of them cannot be brought back.",
@@ -362,9 +435,9 @@ pub fn run(args: ForgetArgs, cairn: &Cairn, json_out: bool, out: &mut impl Write
 fn set_aside(out: &mut impl Write, aside: &ForgetSetAside) -> std::io::Result<()> {
     let path = clean(&aside.path);
     let why = clean(aside.why.as_deref().unwrap_or(""));
-    let quoted = format!("'{}'", path.replace('\'', "'\\''"));
     let fix = format!(
-        "delete it once the rebuilt archive is checked: rm -f {quoted} {quoted}-wal {quoted}-shm"
+        "delete it once the rebuilt archive is checked: {}",
+        rm_line(&path)
     );
     match aside.fate {
         SetAsideFate::Removed => writeln!(
@@ -379,7 +452,11 @@ fn set_aside(out: &mut impl Write, aside: &ForgetSetAside) -> std::io::Result<()
         ),
         SetAsideFate::MayHold => writeln!(
             out,
-            "{path}, the database a rebuild set aside, may still hold them (it could not be read: {why}): {fix}"
+            "{path}, the database a rebuild set aside, may still hold them ({why}): {fix}"
+        ),
+        SetAsideFate::Deleted => writeln!(
+            out,
+            "Deleted {path}, left by a rebuild from the copies that did not finish."
         ),
     }
 }

@@ -330,3 +330,79 @@ fn migrating_an_old_archive_leaves_nothing_to_confirm_and_keeps_it_consistent() 
     assert_eq!(turns_again[..turns.len()], turns[..]);
     assert!(confirmed_guesses(&data).is_empty());
 }
+
+/// The keys of the records at the lines with findings in `data`'s archive.
+fn finding_keys(data: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(data.join("cairn.db")).unwrap();
+    conn.prepare(
+        "SELECT r.record_hash FROM records r
+         WHERE r.line_no IN (SELECT line_no FROM secret_findings) ORDER BY r.line_no",
+    )
+    .unwrap()
+    .query_map([], |r| r.get(0))
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// A damaged copy is re-keyed once, as far as it reads, whatever the damage: a frame cut short
+/// inside the bytes the archive says are committed (a disk that lost the copy's tail), or a
+/// first batch whose bytes are no frame. Each finding line's record and the copy's key frames
+/// that read agree on its new key, no old key is left in the copy, and nothing is left to try
+/// again: the next open changes nothing. Before, a cut frame made writing the keys fail and
+/// the open after tried again, failing, for ever; damage before the key frames left their old
+/// keys, which confirm a guess of the secret, in the copy.
+#[test]
+fn a_damaged_copy_is_rekeyed_once_as_far_as_it_reads() {
+    let cut_short = |b: &[u8]| [b, &b[..100]].concat();
+    let first_batch_damaged = |b: &[u8]| {
+        let mut out = [b, b].concat();
+        out[..4].fill(0);
+        out
+    };
+    type Damage<'a> = &'a dyn Fn(&[u8]) -> Vec<u8>;
+    let damages: [(&str, Damage<'_>); 2] = [
+        ("a frame cut short", &cut_short),
+        ("the first batch damaged", &first_batch_damaged),
+    ];
+    for (case, damage) in damages {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, _) = old_archive(dir.path());
+        let copy = support::files_under(&data.join("retained"))
+            .into_iter()
+            .find(|p| p.to_string_lossy().ends_with(".zst"))
+            .unwrap();
+        let damaged = damage(&std::fs::read(&copy).unwrap());
+        std::fs::write(&copy, &damaged).unwrap();
+        // The archive counts every byte as committed.
+        rusqlite::Connection::open(data.join("cairn.db"))
+            .unwrap()
+            .execute(
+                "UPDATE sources SET retained_len = ?1",
+                [damaged.len() as i64],
+            )
+            .unwrap();
+        let old = finding_keys(&data);
+        assert_eq!(old.len(), 4, "{case}");
+
+        drop(Cairn::open(&data).unwrap());
+        let pending = support::count(&data, "SELECT COUNT(*) FROM retained_rekey");
+        assert_eq!(pending, 0, "{case}: keys left to write at every open");
+        let bytes = std::fs::read(&copy).unwrap();
+        let has = |key: &str| memchr::memmem::find(&bytes, key.as_bytes()).is_some();
+        for key in &old {
+            assert!(!has(key), "{case}: the copy keeps the old key {key}");
+        }
+        let new = finding_keys(&data);
+        for key in &new {
+            assert!(!old.contains(key), "{case}: {key} was not re-keyed");
+            assert!(has(key), "{case}: the copy does not list {key}");
+        }
+        // Damage kept as it was.
+        assert_eq!(bytes[..4], damaged[..4], "{case}");
+
+        drop(Cairn::open(&data).unwrap());
+        assert_eq!(std::fs::read(&copy).unwrap(), bytes, "{case}");
+        assert_eq!(finding_keys(&data), new, "{case}");
+    }
+}

@@ -481,8 +481,19 @@ fn migration_47_keeps_a_damaged_copy_and_a_rebuild_reads_past_the_damage() {
         drop(db);
         drop(Cairn::open(&data).unwrap());
         let described = std::fs::read(&copy).unwrap();
+        // Every byte stays, but for the keys migration 14 wrote into the key frames on both
+        // sides of the damage (as far as the copy reads).
+        let keys: Vec<usize> = damaged
+            .windows(7)
+            .enumerate()
+            .filter(|(_, w)| *w == b"sha256:")
+            .map(|(at, _)| at)
+            .collect();
+        let only_keys = (0..damaged.len())
+            .filter(|&i| described.get(i) != damaged.get(i))
+            .all(|i| keys.iter().any(|&at| (at..at + 71).contains(&i)));
         assert!(
-            described.len() > damaged.len() && described[..damaged.len()] == damaged[..],
+            described.len() > damaged.len() && only_keys,
             "{case}: the copy lost bytes ({} of {})",
             described.len(),
             damaged.len()

@@ -452,3 +452,213 @@ fn no_write_commits_to_the_old_database_after_its_rooms_were_carried() {
         );
     });
 }
+
+/// What a rebuild killed while it made the new database leaves: `cairn.db.rebuilding`, a copy
+/// of the archive's sessions (here made as the rebuild makes it, from the archive's rows).
+fn leave_half_built(data: &Path) -> PathBuf {
+    let building = data.join("cairn.db.rebuilding");
+    Connection::open(data.join("cairn.db"))
+        .unwrap()
+        .execute("VACUUM INTO ?1", [building.to_str().unwrap()])
+        .unwrap();
+    building
+}
+
+/// Doctor's check of what a rebuild that did not finish left, if it has one.
+fn unfinished_check(cairn: &Cairn) -> Option<cairn_core::doctor::Check> {
+    cairn
+        .doctor()
+        .checks
+        .into_iter()
+        .find(|c| c.name == "unfinished rebuild")
+}
+
+/// A rebuild killed before its swap left `cairn.db.rebuilding`, which holds the text of the
+/// sessions it read: doctor names it with its size, age and the fix; a forget's list says it
+/// goes, and the forget deletes it (under the capture lock, which no rebuild making it could
+/// hold). Before, nothing listed it and only the next rebuild took it away, so a forgotten
+/// session's text stayed there.
+#[test]
+fn what_a_rebuild_that_did_not_finish_left_is_named_and_forgotten_with_the_rest() {
+    let (_src, data, first, _) = synced();
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    assert_eq!(unfinished_check(&first), None);
+    let building = leave_half_built(data.path());
+    assert!(
+        std::fs::read(&building)
+            .unwrap()
+            .windows(id.len())
+            .any(|w| w == id.as_bytes())
+    );
+    let check = unfinished_check(&first).expect("doctor names the half-built database");
+    assert_eq!(check.status, cairn_core::doctor::Status::Warn);
+    assert!(
+        check.detail.starts_with(&building.display().to_string())
+            && check.detail.contains("did not finish")
+            && check.detail.contains("minute old")
+            && check
+                .detail
+                .contains(&format!("rm -f '{}'", building.display())),
+        "{check:?}"
+    );
+
+    let req = cairn_core::ForgetRequest {
+        session: Some(id.to_owned()),
+        ..Default::default()
+    };
+    let deleted = ForgetSetAside {
+        path: building.display().to_string(),
+        sessions: 0,
+        fate: SetAsideFate::Deleted,
+        why: None,
+    };
+    let plan = first.forget_preview(&req).unwrap();
+    assert_eq!(plan.set_aside, std::slice::from_ref(&deleted), "{plan:?}");
+    assert!(building.exists(), "the list deleted it");
+    let forgotten = first.forget_planned(&req, &plan, &Quiet).unwrap();
+    assert_eq!(
+        forgotten.set_aside,
+        std::slice::from_ref(&deleted),
+        "{forgotten:?}"
+    );
+    assert_eq!(forgotten.removed.set_aside, [deleted]);
+    assert!(!building.exists());
+    assert_eq!(unfinished_check(&first), None);
+}
+
+/// While another process holds the capture lock, as a rebuild does from before it makes
+/// `cairn.db.rebuilding` to its swap, the file may be that rebuild's work: doctor says so
+/// without the `rm`, a forget's list leaves it out and a sync's sweep leaves it. Once the lock
+/// is free, the next sync removes it (and a `cairn.db.rebuilt` no swap is putting in place).
+#[test]
+fn a_half_built_database_is_left_while_the_lock_is_held_and_swept_after() {
+    let (_src, data, first, _) = synced();
+    let building = leave_half_built(data.path());
+    let rebuilt = data.path().join("cairn.db.rebuilt");
+    std::fs::copy(&building, &rebuilt).unwrap();
+    let lock = cairn_core::archive::capture::CaptureLock::open(data.path()).unwrap();
+    let held = lock.lock().unwrap();
+    let check = unfinished_check(&first).expect("doctor names the files");
+    assert!(
+        check.detail.contains("may be under way") && !check.detail.contains("rm -f"),
+        "{check:?}"
+    );
+    let req = cairn_core::ForgetRequest {
+        session: Some("1af7fc5e-8455-4414-9ccd-011d40f70b2a".to_owned()),
+        ..Default::default()
+    };
+    assert_eq!(first.forget_preview(&req).unwrap().set_aside, []);
+    // A sync with nothing to read takes no lock for captures, and sweeps only under it.
+    let empty = tempfile::tempdir().unwrap();
+    first
+        .set_source_dirs(Agent::Claude, vec![empty.path().display().to_string()])
+        .unwrap();
+    let only_claude = cairn_core::SyncOptions {
+        agents: vec![Agent::Claude],
+    };
+    first.sync(&only_claude, &Quiet).unwrap();
+    assert!(building.exists() && rebuilt.exists());
+    drop(held);
+    first.sync(&only_claude, &Quiet).unwrap();
+    assert!(!building.exists() && !rebuilt.exists());
+    assert_eq!(unfinished_check(&first), None);
+}
+
+/// A forget's list names, before anything is removed, every database a rebuild set aside that
+/// holds the session and what the forget will do there: remove it, or not (why, with the fix);
+/// the list writes nothing there, and the forget then does what it said. Before, only the
+/// forget's result named them, after the person had confirmed.
+#[test]
+fn a_forget_lists_the_set_aside_databases_before_it_is_confirmed() {
+    let (_src, data, first, _) = synced();
+    let id = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+    Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    Cairn::rebuild_from_copies(data.path(), &Quiet).unwrap();
+    let mut asides: Vec<PathBuf> = std::fs::read_dir(data.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("cairn.db.damaged-")
+                && !name.ends_with("-wal")
+                && !name.ends_with("-shm")
+        })
+        .collect();
+    asides.sort();
+    assert_eq!(asides.len(), 2, "{asides:?}");
+    // The second at another schema: the forget may not write there.
+    let conn = Connection::open(&asides[1]).unwrap();
+    conn.execute_batch("PRAGMA user_version = 3").unwrap();
+    drop(conn);
+    let unreadable = data.path().join("cairn.db.damaged-20200101T000000Z");
+    let mut bytes = std::fs::read(&asides[0]).unwrap();
+    bytes[..100].fill(0x5a);
+    std::fs::write(&unreadable, bytes).unwrap();
+    let before: Vec<Vec<u8>> = asides.iter().map(|p| std::fs::read(p).unwrap()).collect();
+
+    let req = cairn_core::ForgetRequest {
+        session: Some(id.to_owned()),
+        ..Default::default()
+    };
+    let plan = first.forget_preview(&req).unwrap();
+    let fates = |set_aside: &[ForgetSetAside]| -> Vec<(String, u32, SetAsideFate)> {
+        set_aside
+            .iter()
+            .map(|a| (a.path.clone(), a.sessions, a.fate))
+            .collect()
+    };
+    let expected = [
+        (unreadable.display().to_string(), 0, SetAsideFate::MayHold),
+        (asides[0].display().to_string(), 1, SetAsideFate::Removed),
+        (asides[1].display().to_string(), 1, SetAsideFate::Holds),
+    ];
+    assert_eq!(fates(&plan.set_aside), expected, "{plan:?}");
+    assert!(
+        plan.set_aside[2]
+            .why
+            .as_deref()
+            .is_some_and(|w| w.contains("schema (version 3)")),
+        "{plan:?}"
+    );
+    // The list wrote nothing in them.
+    for (path, bytes) in asides.iter().zip(&before) {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+    let forgotten = first.forget_planned(&req, &plan, &Quiet).unwrap();
+    assert_eq!(fates(&forgotten.set_aside), expected, "{forgotten:?}");
+    assert_eq!(held_in(&asides[0], &plan.sessions[0].session_key), 0);
+}
+
+/// While a rebuild makes `cairn.db.rebuilding` (held here before its swap), doctor names the
+/// file as one a rebuild may be making, with no `rm`, and a forget's list does not offer to
+/// delete it; once the rebuild is done, nothing is left to name.
+#[test]
+fn a_rebuild_under_way_is_not_called_a_leftover() {
+    let (_src, data, first, _) = synced();
+    let (reached_tx, reached) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let hold = HoldBeforeSwap {
+        reached: reached_tx,
+        go: std::sync::Mutex::new(go_rx),
+    };
+    let req = cairn_core::ForgetRequest {
+        session: Some("1af7fc5e-8455-4414-9ccd-011d40f70b2a".to_owned()),
+        ..Default::default()
+    };
+    let (check, plan) = std::thread::scope(|s| {
+        let rebuild = s.spawn(|| Cairn::rebuild_from_copies(data.path(), &hold));
+        reached.recv().unwrap();
+        assert!(data.path().join("cairn.db.rebuilding").exists());
+        let seen = (unfinished_check(&first), first.forget_preview(&req));
+        go.send(()).unwrap();
+        rebuild.join().unwrap().unwrap();
+        seen
+    });
+    let check = check.expect("doctor names the file the rebuild makes");
+    assert!(
+        check.detail.contains("may be under way") && !check.detail.contains("rm -f"),
+        "{check:?}"
+    );
+    assert_eq!(plan.unwrap().set_aside, []);
+    assert_eq!(unfinished_check(&first), None);
+}

@@ -16,7 +16,11 @@
 //!
 //! A finding line whose text the copy cannot give (the copy deleted, or its lines out of step)
 //! gets a random key: unconfirmable, consistent within the archive, only not reproducible by a
-//! re-read of the source.
+//! re-read of the source. A damaged copy is re-keyed as far as it reads, once: its lines cannot
+//! be read by their numbers, so (of a source read once) each finding line's record gets a
+//! random key by its position, and the key frames on both sides of the damage, which list lines
+//! by number, get the same keys ([`Retained::set_keys`]); what does not read is never a reason
+//! to try again at the next open.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -87,11 +91,25 @@ pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path, above: &[RekeyAbove
             .map_err(e)?
             .collect::<rusqlite::Result<_>>()
             .map_err(e)?;
+        // Read as far as it reads (`whole`: to the end). A copy with damage anywhere is
+        // refused whole by the read, so none of its lines is taken by number.
         let read = Agent::parse(&copy.agent).and_then(|agent| {
             let path = retained.path(agent, &copy.source_key, copy.generation as u32);
-            retained.read(&path, 0).ok()
+            let mut whole = true;
+            let lines: Vec<_> = match retained.lines(&path, 0, 0) {
+                Ok(lines) => lines
+                    .map_while(|line| line.map_err(|_| whole = false).ok())
+                    .collect(),
+                // There, but damaged: none of its lines is read by its number.
+                Err(_) if path.exists() => {
+                    whole = false;
+                    Vec::new()
+                }
+                Err(_) => return None,
+            };
+            Some((lines, whole))
         });
-        let Some(read) = read else {
+        let Some((read, whole)) = read else {
             if copy.only_generation {
                 rekey_by_position(tx, copy, &lines, &mut remap, &db)?;
             } else {
@@ -107,19 +125,31 @@ pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path, above: &[RekeyAbove
             .entry((copy.session_id, copy.session_key.clone()))
             .or_default();
         for n in lines {
-            let Some(line) = usize::try_from(n).ok().and_then(|i| read.get(i)) else {
-                continue;
+            let (old, new) = match usize::try_from(n).ok().and_then(|i| read.get(i)) {
+                Some(line) => {
+                    let Some(old) = &line.record_hash else {
+                        continue;
+                    };
+                    let text = String::from_utf8_lossy(&line.text);
+                    let new = if has_marker(&text) {
+                        keys::redacted_record_hash(&line.text)
+                    } else {
+                        random_key()
+                    };
+                    (old.clone(), new)
+                }
+                // Not read (the copy is damaged), in a source read once: its record at that line
+                // gets a random key, and the key frames that read, which list lines by number,
+                // are given it too ([`finish`]), so no stored key of the line confirms a guess.
+                None if !whole && copy.only_generation => {
+                    let Some(old) = record_at(tx, copy.source_id, n).map_err(e)? else {
+                        continue;
+                    };
+                    (old, random_key())
+                }
+                None => continue,
             };
-            let Some(old) = &line.record_hash else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&line.text);
-            let new = if has_marker(&text) {
-                keys::redacted_record_hash(&line.text)
-            } else {
-                random_key()
-            };
-            session.insert(old.clone(), new.clone());
+            session.insert(old, new.clone());
             tx.prepare_cached(
                 "INSERT OR REPLACE INTO retained_rekey (source_id, generation, line_no, record_hash)
                  VALUES (?1, ?2, ?3, ?4)",
@@ -138,6 +168,17 @@ pub(crate) fn migrate(tx: &Transaction<'_>, data_dir: &Path, above: &[RekeyAbove
         }
     }
     Ok(())
+}
+
+/// The key of the record at line `n` of the source `source_id` (read once: its records' line
+/// numbers are its copy's).
+fn record_at(tx: &Transaction<'_>, source_id: i64, n: i64) -> rusqlite::Result<Option<String>> {
+    use rusqlite::OptionalExtension as _;
+    tx.prepare_cached(
+        "SELECT record_hash FROM records WHERE source_id = ?1 AND line_no = ?2 LIMIT 1",
+    )?
+    .query_row([source_id, n], |r| r.get(0))
+    .optional()
 }
 
 /// A copy is gone but the source was read once only: its records' line numbers are the finding
@@ -276,6 +317,17 @@ pub(crate) fn finish(conn: &mut Connection, data_dir: &Path) -> Result<()> {
         let path = retained.path(agent, &copy.source_key, generation as u32);
         match retained.set_keys(&path, &copy.keys) {
             Ok(len) => {
+                // Damage is kept as it is, and is no reason to try again at the next open.
+                if let Ok(damage) = Retained::damage(&path)
+                    && !damage.is_empty()
+                {
+                    tracing::warn!(
+                        copy = %path.display(),
+                        damaged_runs = damage.len(),
+                        "retained copy re-keyed as far as it reads: key frames inside its \
+                         damaged bytes keep their old keys"
+                    );
+                }
                 if let Some(len) = len.filter(|_| generation == copy.current_generation) {
                     tx.execute(
                         "UPDATE sources SET retained_len = ?2 WHERE id = ?1",

@@ -601,6 +601,11 @@ impl Retained {
     /// the copy is written anew beside and renamed over. Returns the copy's length when it
     /// changed, `None` when it did not (or the copy does not exist). The caller holds the
     /// store's write lock, so no capture appends meanwhile.
+    ///
+    /// A copy with damage in it, or a tail a write cut off, is re-keyed as far as it reads:
+    /// the key frames among its whole frames ([`pieces`]) are set, every other byte is kept as
+    /// it is (a key frame inside the damage cannot be told from it). A frame that does not read
+    /// is no reason to try again: it will not read better at the next open.
     pub fn set_keys(
         &self,
         path: &Path,
@@ -619,11 +624,16 @@ impl Retained {
         let mut out = Vec::with_capacity(raw.len());
         let mut patches: Vec<(usize, Vec<u8>)> = Vec::new();
         let mut resized = false;
-        let mut pos = 0usize;
-        while pos < raw.len() {
-            let rest = &raw[pos..];
-            if let Some(payload) = hash_frame(rest) {
-                let payload = payload.ok_or_else(|| corrupt(path, "truncated hash frame"))?;
+        for piece in pieces(&raw) {
+            let (at, len) = match piece {
+                Piece::Frame { at, len } => (at, len),
+                Piece::Damaged { at, len } | Piece::Torn { at, len } => {
+                    out.extend_from_slice(&raw[at..at + len]);
+                    continue;
+                }
+            };
+            let frame = &raw[at..at + len];
+            if let Some(Some(payload)) = hash_frame(frame) {
                 let len = payload.len();
                 let mut new = String::with_capacity(len);
                 for row in String::from_utf8_lossy(payload).lines() {
@@ -648,13 +658,9 @@ impl Retained {
                 out.extend_from_slice(&HASH_FRAME_MAGIC.to_le_bytes());
                 out.extend_from_slice(&(new.len() as u32).to_le_bytes());
                 out.extend_from_slice(new.as_bytes());
-                pos += 8 + len;
                 continue;
             }
-            let frame_len = zstd::zstd_safe::find_frame_compressed_size(rest)
-                .map_err(|_| corrupt(path, "damaged zstd frame"))?;
-            out.extend_from_slice(&rest[..frame_len]);
-            pos += frame_len;
+            out.extend_from_slice(frame);
         }
         let write_err = |e| self.write_err(path, e);
         if resized {
@@ -1818,6 +1824,46 @@ mod tests {
             r.set_keys(&dir.path().join("missing.zst"), &keys).unwrap(),
             None
         );
+    }
+
+    /// A copy with damage between its batches and a tail a write cut off has the keys of its
+    /// whole key frames set, both sides of the damage, every other byte kept where it was.
+    /// Before, the damage made the whole call fail, and migration 14 tried it again, failing,
+    /// at every open.
+    #[test]
+    fn keys_are_set_past_damage_and_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Retained::new(dir.path());
+        let path = r.path(Agent::Claude, "sha256-k", 0);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let (old1, old3) = (
+            format!("sha256:{}", "a".repeat(64)),
+            format!("sha256:{}", "c".repeat(64)),
+        );
+        let first = Retained::encode(b"x\n[REDACTED:y]\n", &[(1, old1.clone())]).unwrap();
+        let second = Retained::encode(b"z\n[REDACTED:w]\n", &[(3, old3.clone())]).unwrap();
+        let junk = b"no frame at all, a disk's bytes".to_vec();
+        let raw = [&first[..], &junk, &second, &first[..9]].concat();
+        std::fs::write(&path, &raw).unwrap();
+        let (new1, new3) = (
+            format!("sha256:{}", "b".repeat(64)),
+            format!("sha256:{}", "d".repeat(64)),
+        );
+        let keys = std::collections::HashMap::from([(1, new1.clone()), (3, new3.clone())]);
+        assert_eq!(r.set_keys(&path, &keys).unwrap(), Some(raw.len() as u64));
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(after.len(), raw.len());
+        for key in [&old1, &old3] {
+            assert!(memchr::memmem::find(&after, key.as_bytes()).is_none());
+        }
+        for key in [&new1, &new3] {
+            assert!(memchr::memmem::find(&after, key.as_bytes()).is_some());
+        }
+        let at = first.len();
+        assert_eq!(&after[at..at + junk.len()], &junk[..]);
+        assert_eq!(&after[raw.len() - 9..], &first[..9]);
+        // Done: nothing is left to change.
+        assert_eq!(r.set_keys(&path, &keys).unwrap(), None);
     }
 
     /// A copy written again reads back line for line with its keys, in frames of a batch's

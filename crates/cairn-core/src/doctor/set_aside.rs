@@ -4,12 +4,26 @@
 //! deletes them: they are the person's evidence of the damage, and what `.recover` reads. But
 //! each holds every session the archive held then, forgotten ones too, so doctor names them
 //! and a forget reaches into them ([`crate::Cairn::forget`]).
+//!
+//! A rebuild that did not finish (killed, or stopped by a full disk) leaves what it was making
+//! instead: `cairn.db.rebuilding` with its `-wal` and `-shm`, or `cairn.db.rebuilt`, whole but
+//! never put in place (no `cairn.db.swap` beside it). Those are no one's evidence, only a
+//! half-made copy of the archive, yet they hold the text of every session read into them, so
+//! doctor names them too ([`unfinished`]), and whoever holds the capture lock next removes them
+//! ([`remove_unfinished`]: the next rebuild, a forget, a sync's sweep). A rebuild holds that
+//! lock from before it makes the file to its swap, so the lock held is the proof that no
+//! rebuild is writing the file removed.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::{Check, Status, check as made, quoted, space};
+use crate::archive::capture::{CaptureLock, LockGuard};
 use crate::archive::store::DB_FILE;
+use crate::store::{REBUILT, SWAP_MARK};
+
+/// Where a rebuild from the copies makes the new database, until it is whole.
+pub(crate) const BUILDING: &str = "cairn.db.rebuilding";
 
 /// One database set aside, as found in the data dir.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,24 +53,155 @@ pub(crate) fn list(data_dir: &Path) -> Vec<SetAside> {
                 return None;
             }
             let path = entry.path();
-            let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
             if live.is_some() && file_id(&path) == live {
                 return None;
             }
-            let side = |suffix: &str| {
-                let mut name = path.as_os_str().to_owned();
-                name.push(suffix);
-                std::fs::metadata(PathBuf::from(name)).map_or(0, |m| m.len())
-            };
-            Some(SetAside {
-                bytes: meta.len() + side("-wal") + side("-shm"),
-                modified: meta.modified().ok(),
-                path,
-            })
+            found_with_sides(path)
         })
         .collect();
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found
+}
+
+/// `path` with `suffix` after its name (SQLite's `-wal`, `-shm`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The file at `path` with its `-wal` and `-shm`, when the file is there.
+fn found_with_sides(path: PathBuf) -> Option<SetAside> {
+    let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
+    let side = |suffix: &str| std::fs::metadata(with_suffix(&path, suffix)).map_or(0, |m| m.len());
+    Some(SetAside {
+        bytes: meta.len() + side("-wal") + side("-shm"),
+        modified: meta.modified().ok(),
+        path,
+    })
+}
+
+/// What a rebuild from the copies that did not finish left in `data_dir`: the database it was
+/// making (`cairn.db.rebuilding`), and a whole rebuilt one no swap is putting in place
+/// (`cairn.db.rebuilt` without `cairn.db.swap`: with the mark, the next open of the archive
+/// puts it in place, so it is no leftover). A rebuild under way makes the same files: only the
+/// capture lock tells them apart (see [`unfinished_check`]).
+pub(crate) fn unfinished(data_dir: &Path) -> Vec<SetAside> {
+    let mut found: Vec<SetAside> = found_with_sides(data_dir.join(BUILDING))
+        .into_iter()
+        .collect();
+    if !data_dir.join(SWAP_MARK).exists() {
+        found.extend(found_with_sides(data_dir.join(REBUILT)));
+    }
+    found
+}
+
+/// Remove what a rebuild that did not finish left ([`unfinished`]), each file with its `-wal`
+/// and `-shm`. `_held` is the capture lock, held by the caller: a rebuild holds it while it
+/// makes these files, so none of them is being written. Returns the databases removed, or the
+/// file that would not go and why.
+pub(crate) fn remove_unfinished(
+    data_dir: &Path,
+    _held: &LockGuard<'_>,
+) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
+    let mut removed = Vec::new();
+    for left in unfinished(data_dir) {
+        for file in [
+            with_suffix(&left.path, "-wal"),
+            with_suffix(&left.path, "-shm"),
+            left.path.clone(),
+        ] {
+            match std::fs::remove_file(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err((file, e)),
+                _ => {}
+            }
+        }
+        removed.push(left.path);
+    }
+    // A `-wal` or `-shm` whose database is gone already (a stop between two removals).
+    for suffix in ["-wal", "-shm"] {
+        let side = with_suffix(&data_dir.join(BUILDING), suffix);
+        match std::fs::remove_file(&side) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err((side, e)),
+            _ => {}
+        }
+    }
+    if !removed.is_empty() {
+        crate::store::sync_dir(data_dir);
+    }
+    Ok(removed)
+}
+
+/// The check of what a rebuild that did not finish left ([`unfinished`]). `busy`: another
+/// process held the capture lock when doctor looked, so a rebuild may be making these files
+/// now. `None` when there are none.
+pub(crate) fn unfinished_check(found: &[SetAside], busy: bool, now: SystemTime) -> Option<Check> {
+    if found.is_empty() {
+        return None;
+    }
+    let each = described(found, now);
+    let rm: Vec<String> = found
+        .iter()
+        .flat_map(|a| {
+            [
+                quoted(&a.path),
+                quoted(&with_suffix(&a.path, "-wal")),
+                quoted(&with_suffix(&a.path, "-shm")),
+            ]
+        })
+        .collect();
+    let detail = if busy {
+        format!(
+            "{}: a rebuild from the copies makes it, and another process holds the archive's lock now, so one may be under way (or a capture is). Once no `cairn reindex --from-copies` runs, run `cairn doctor` again: a rebuild that did not finish left it, and the next sync, forget or rebuild removes it",
+            each.join(", ")
+        )
+    } else {
+        format!(
+            "{}: left by a rebuild from the copies that did not finish (killed, or stopped). It is no archive's, only a half-made copy, but holds the text of every session read into it, forgotten ones too. The next `cairn sync`, `cairn forget` or `cairn reindex --from-copies` removes it; to remove it now: `rm -f {}`",
+            each.join(", "),
+            rm.join(" ")
+        )
+    };
+    Some(made("unfinished rebuild", Status::Warn, detail))
+}
+
+/// Doctor's check of what a rebuild that did not finish left in `data_dir`
+/// ([`unfinished_check`]), the capture lock tried (and let go at once) to tell a rebuild
+/// under way from one that stopped.
+pub(crate) fn check_unfinished(data_dir: &Path, now: SystemTime) -> Option<Check> {
+    let found = unfinished(data_dir);
+    if found.is_empty() {
+        return None;
+    }
+    let busy = lock_held_elsewhere(data_dir);
+    unfinished_check(&found, busy, now)
+}
+
+/// Whether another process holds the capture lock of `data_dir` now (tried, and let go at
+/// once): a rebuild may be making the files [`unfinished`] lists. Creates nothing: with no lock
+/// file, no process holds the lock.
+pub(crate) fn lock_held_elsewhere(data_dir: &Path) -> bool {
+    data_dir.join("capture.lock").exists()
+        && CaptureLock::open(data_dir).is_ok_and(|lock| {
+            matches!(
+                lock.try_lock(data_dir, "a capture or a reindex"),
+                Err(crate::error::Error::Locked { .. })
+            )
+        })
+}
+
+/// Each file as a person reads it: its path, size and age.
+fn described(found: &[SetAside], now: SystemTime) -> Vec<String> {
+    found
+        .iter()
+        .map(|a| {
+            let age = a
+                .modified
+                .and_then(|m| now.duration_since(m).ok())
+                .map_or_else(|| "age unknown".to_owned(), age);
+            format!("{} ({}, {age})", a.path.display(), space::bytes(a.bytes))
+        })
+        .collect()
 }
 
 /// Which file `path` is (device and inode), where the platform says.
@@ -79,16 +224,7 @@ pub(crate) fn check(found: &[SetAside], now: SystemTime) -> Option<Check> {
     if found.is_empty() {
         return None;
     }
-    let each: Vec<String> = found
-        .iter()
-        .map(|a| {
-            let age = a
-                .modified
-                .and_then(|m| now.duration_since(m).ok())
-                .map_or_else(|| "age unknown".to_owned(), age);
-            format!("{} ({}, {age})", a.path.display(), space::bytes(a.bytes))
-        })
-        .collect();
+    let each = described(found, now);
     let rm: Vec<String> = found.iter().map(|a| quoted(&a.path)).collect();
     Some(made(
         "set-aside databases",
@@ -161,6 +297,49 @@ mod tests {
             "{c:?}"
         );
         assert!(check(&[], later).is_none());
+    }
+
+    /// What a rebuild that did not finish left is listed (the half-built file with its `-wal`
+    /// counted, a rebuilt one no swap is putting in place), a rebuilt one the next open swaps
+    /// in is not; the check says what it is and, only when no one holds the lock, the `rm`.
+    #[test]
+    fn a_rebuild_that_did_not_finish_is_listed_and_a_swap_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join(DB_FILE), b"live").unwrap();
+        assert!(unfinished(d).is_empty());
+        std::fs::write(d.join(BUILDING), vec![0u8; 2048]).unwrap();
+        std::fs::write(d.join("cairn.db.rebuilding-wal"), vec![0u8; 1024]).unwrap();
+        std::fs::write(d.join(REBUILT), b"whole").unwrap();
+        let found = unfinished(d);
+        let names: Vec<String> = found
+            .iter()
+            .map(|a| a.path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [BUILDING, REBUILT]);
+        assert_eq!(found[0].bytes, 3072);
+        let later = found[0].modified.unwrap() + Duration::from_secs(2 * 3600 + 1);
+        let c = unfinished_check(&found, false, later).unwrap();
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.detail.contains("3.0 KiB, 2 hours old"), "{c:?}");
+        assert!(c.detail.contains("did not finish"), "{c:?}");
+        assert!(
+            c.detail.contains(&format!(
+                "rm -f '{}' '{}-wal'",
+                d.join(BUILDING).display(),
+                d.join(BUILDING).display()
+            )),
+            "{c:?}"
+        );
+        let busy = unfinished_check(&found, true, later).unwrap();
+        assert!(
+            busy.detail.contains("may be under way") && !busy.detail.contains("rm -f"),
+            "{busy:?}"
+        );
+        // With the swap's mark, the next open puts the rebuilt database in place.
+        std::fs::write(d.join(SWAP_MARK), b"aside").unwrap();
+        assert_eq!(unfinished(d).len(), 1);
+        assert!(unfinished_check(&[], false, later).is_none());
     }
 
     /// A name that is a hard link to the live database (a rebuild stopped before its swap) is

@@ -224,6 +224,11 @@ impl Cairn {
             &doctor::set_aside::list(&self.data_dir),
             std::time::SystemTime::now(),
         ));
+        // What a rebuild that did not finish left: a half-made copy of the archive.
+        checks.extend(doctor::set_aside::check_unfinished(
+            &self.data_dir,
+            std::time::SystemTime::now(),
+        ));
     }
 
     /// Each enabled agent that deletes its own transcripts: its rule (from its settings file,

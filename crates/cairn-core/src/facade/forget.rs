@@ -14,7 +14,11 @@
 //! cleanly (`quick_check`), is at the archive's schema version and takes writes gets the same
 //! removal (every room's rows, zeroed pages vacuumed away); any other is named in the report
 //! with the fix, as writing into a damaged file may spread the damage and a partial removal
-//! (its records, not its full-text index or vectors) would remove less than it says.
+//! (its records, not its full-text index or vectors) would remove less than it says. What a
+//! rebuild that did not finish left (`cairn.db.rebuilding`, a `cairn.db.rebuilt` never put in
+//! place) is only a half-made copy of the archive: it is deleted whole, under the same lock,
+//! which no rebuild making it could be holding. The plan a person confirms lists all of these
+//! files and what the forget will do in each ([`ForgetPlan::set_aside`]).
 
 use std::time::Duration;
 
@@ -110,6 +114,12 @@ pub struct ForgetPlan {
     pub team_pushed: u32,
     /// Whether the next sync may import the files again.
     pub allow_reimport: bool,
+    /// The databases a rebuild set aside that hold (or may hold) these sessions, and what a
+    /// rebuild that did not finish left, with what the forget does in each: removes them there
+    /// too, cannot (why, and the fix: delete the file), or deletes the file whole. In a preview,
+    /// what it will do (each file read, nothing written); after a forget, what it did.
+    #[serde(default)]
+    pub set_aside: Vec<ForgetSetAside>,
 }
 
 /// What became of the forgotten sessions in a database a rebuild set aside.
@@ -125,14 +135,19 @@ pub enum SetAsideFate {
     /// The file could not be read (`why`), so it may hold them. Delete it once the rebuilt
     /// archive is checked.
     MayHold,
+    /// A half-made copy of the archive a rebuild that did not finish left
+    /// (`cairn.db.rebuilding`, or `cairn.db.rebuilt` never put in place): deleted whole.
+    Deleted,
 }
 
-/// A database a rebuild from the copies set aside that held (or may hold) forgotten sessions.
+/// A database a rebuild from the copies set aside that held (or may hold) forgotten sessions,
+/// or one a rebuild that did not finish left.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ForgetSetAside {
     pub path: String,
-    /// How many of the forgotten sessions it was found to hold (0 when it could not be read).
+    /// How many of the forgotten sessions it was found to hold (0 when it could not be read,
+    /// and for a file deleted whole, which is not read).
     pub sessions: u32,
     pub fate: SetAsideFate,
     /// Why they were not removed there.
@@ -258,6 +273,108 @@ fn forget_in(
     conn.pragma_update(None, "secure_delete", "OFF")
 }
 
+/// The sessions among `keys` the set-aside database `db` holds (row id and key), read
+/// read-only, as the rebuild reads it (a damaged file as far as it reads), on the connection
+/// returned; or why it could not be read.
+fn found_in(
+    db: &std::path::Path,
+    keys: &[String],
+) -> rusqlite::Result<(rusqlite::Connection, Vec<(i64, String)>)> {
+    use rusqlite::{Connection, OpenFlags};
+    let conn = Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    let mut ids = Vec::new();
+    archive::rebuild::each_session_key(&conn, |id, key| {
+        if keys.contains(&key) {
+            ids.push((id, key));
+        }
+    })?;
+    Ok((conn, ids))
+}
+
+/// Why a forget may not write in the set-aside database open on `conn`: damaged (`quick_check`:
+/// writing there may spread the damage), or at another schema than the archive's `version` (the
+/// rooms' SQL may not mean there what it means in the archive). `None`: it may.
+fn unsafe_to_write(conn: &rusqlite::Connection, version: i64) -> Option<String> {
+    let checked = (|| -> rusqlite::Result<(Vec<String>, i64)> {
+        let problems = conn
+            .prepare("PRAGMA quick_check(5)")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        let at: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        Ok((problems, at))
+    })();
+    match checked {
+        Err(e) => Some(format!("it could not be checked: {e}")),
+        Ok((problems, _)) if problems != ["ok"] => Some(format!(
+            "it is damaged (quick_check: {}), and writing there may spread the damage",
+            crate::text::excerpt(&problems.join("; "), 200)
+        )),
+        Ok((_, at)) if at != version => Some(format!(
+            "its schema (version {at}) is not the archive's ({version})"
+        )),
+        Ok(_) => None,
+    }
+}
+
+/// A database set aside at `db` named with its fate.
+fn aside_named(
+    db: &std::path::Path,
+    sessions: usize,
+    fate: SetAsideFate,
+    why: Option<String>,
+) -> ForgetSetAside {
+    ForgetSetAside {
+        path: db.display().to_string(),
+        sessions: small(sessions as u64),
+        fate,
+        why,
+    }
+}
+
+/// What a forget of the sessions `keys` will do in the database `db` a rebuild set aside, read
+/// and not written ([`forget_set_aside`] decides the same way, and writes): `Removed` when it
+/// holds some and reads cleanly, is at the archive's schema `version` and its file is not
+/// read-only; otherwise named with why not. `None` when it holds none of them.
+fn preview_set_aside(
+    db: &std::path::Path,
+    keys: &[String],
+    version: i64,
+) -> Option<ForgetSetAside> {
+    let (conn, found) = match found_in(db, keys) {
+        Ok((_, found)) if found.is_empty() => return None,
+        Ok(found) => found,
+        Err(e) => {
+            return Some(aside_named(
+                db,
+                0,
+                SetAsideFate::MayHold,
+                Some(format!("it could not be read: {e}")),
+            ));
+        }
+    };
+    let holds = |why: String| Some(aside_named(db, found.len(), SetAsideFate::Holds, Some(why)));
+    if std::fs::metadata(db).is_ok_and(|m| m.permissions().readonly()) {
+        return holds("it does not open for writing: the file is read-only".to_owned());
+    }
+    if let Some(why) = unsafe_to_write(&conn, version) {
+        return holds(why);
+    }
+    Some(aside_named(db, found.len(), SetAsideFate::Removed, None))
+}
+
+/// What a rebuild that did not finish left in `data_dir` ([`crate::doctor::set_aside::unfinished`]),
+/// each to be deleted whole.
+fn unfinished_to_delete(data_dir: &std::path::Path) -> Vec<ForgetSetAside> {
+    crate::doctor::set_aside::unfinished(data_dir)
+        .iter()
+        .map(|a| aside_named(&a.path, 0, SetAsideFate::Deleted, None))
+        .collect()
+}
+
 /// The forgotten sessions `keys` in the database `db` a rebuild set aside: removed there when
 /// it reads cleanly, is at `version` (the archive's schema, so every room's SQL means there
 /// what it means in the archive) and takes writes; otherwise named with why not. `None` when
@@ -270,33 +387,20 @@ fn forget_set_aside(
     now: &str,
 ) -> Option<ForgetSetAside> {
     use rusqlite::{Connection, OpenFlags};
-    let named = |sessions: usize, fate, why: String| ForgetSetAside {
-        path: db.display().to_string(),
-        sessions: small(sessions as u64),
-        fate,
-        why: Some(why),
-    };
     // Read-only first, as the rebuild reads it: a damaged file is read as far as it reads.
-    let found = Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .and_then(|conn| {
-        conn.busy_timeout(Duration::from_secs(5))?;
-        let mut ids = Vec::new();
-        archive::rebuild::each_session_key(&conn, |id, key| {
-            if keys.contains(&key) {
-                ids.push((id, key));
-            }
-        })?;
-        Ok(ids)
-    });
-    let found = match found {
-        Ok(found) if found.is_empty() => return None,
-        Ok(found) => found,
-        Err(e) => return Some(named(0, SetAsideFate::MayHold, e.to_string())),
+    let found = match found_in(db, keys) {
+        Ok((_, found)) if found.is_empty() => return None,
+        Ok((_, found)) => found,
+        Err(e) => {
+            return Some(aside_named(
+                db,
+                0,
+                SetAsideFate::MayHold,
+                Some(format!("it could not be read: {e}")),
+            ));
+        }
     };
-    let holds = |why: String| Some(named(found.len(), SetAsideFate::Holds, why));
+    let holds = |why: String| Some(aside_named(db, found.len(), SetAsideFate::Holds, Some(why)));
     let mut conn = match Connection::open_with_flags(
         db,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -304,41 +408,20 @@ fn forget_set_aside(
         Ok(conn) => conn,
         Err(e) => return holds(format!("it does not open for writing: {e}")),
     };
-    let checked = (|| -> rusqlite::Result<(Vec<String>, i64)> {
-        conn.busy_timeout(Duration::from_secs(5))?;
-        conn.execute_batch("PRAGMA foreign_keys = ON")?;
-        let problems = conn
-            .prepare("PRAGMA quick_check(5)")?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?;
-        let at: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        Ok((problems, at))
-    })();
-    match checked {
-        Err(e) => return holds(format!("it could not be checked: {e}")),
-        Ok((problems, _)) if problems != ["ok"] => {
-            return holds(format!(
-                "it is damaged (quick_check: {}), and writing there may spread the damage",
-                crate::text::excerpt(&problems.join("; "), 200)
-            ));
-        }
-        Ok((_, at)) if at != version => {
-            return holds(format!(
-                "its schema (version {at}) is not the archive's ({version})"
-            ));
-        }
-        Ok(_) => {}
+    if let Err(e) = conn
+        .busy_timeout(Duration::from_secs(5))
+        .and_then(|()| conn.execute_batch("PRAGMA foreign_keys = ON"))
+    {
+        return holds(format!("it could not be checked: {e}"));
+    }
+    if let Some(why) = unsafe_to_write(&conn, version) {
+        return holds(why);
     }
     let (ids, keys): (Vec<i64>, Vec<String>) = found.iter().cloned().unzip();
     match forget_in(&mut conn, |tx| {
         delete_rows(tx, &ids, &keys, allow_reimport, now)
     }) {
-        Ok(()) => Some(ForgetSetAside {
-            path: db.display().to_string(),
-            sessions: small(ids.len() as u64),
-            fate: SetAsideFate::Removed,
-            why: None,
-        }),
+        Ok(()) => Some(aside_named(db, ids.len(), SetAsideFate::Removed, None)),
         Err(e) => holds(format!("removing them there failed: {e}")),
     }
 }
@@ -384,6 +467,14 @@ impl Cairn {
             Err(Error::Locked { .. }) => return Ok(0),
             Err(e) => return Err(e),
         };
+        // What a rebuild that did not finish left: no rebuild holds the lock now, so none is
+        // making it (a sync that skipped the sweep leaves it to the next).
+        if let Err((file, e)) = crate::doctor::set_aside::remove_unfinished(&self.data_dir, &held) {
+            tracing::warn!(
+                "removing {}, left by a rebuild that did not finish: {e}",
+                file.display()
+            );
+        }
         if store.moved() {
             return Ok(0);
         }
@@ -490,8 +581,36 @@ impl Cairn {
         done.map_err(|e| store.err(e))
     }
 
-    /// Exactly what [`Cairn::forget`] would remove for `req`; changes nothing.
+    /// Exactly what [`Cairn::forget`] would remove for `req`, the databases set aside and a
+    /// rebuild's leftovers included ([`ForgetPlan::set_aside`]); changes nothing.
     pub fn forget_preview(&self, req: &ForgetRequest) -> Result<ForgetPlan> {
+        let mut plan = self.forget_plan(req)?;
+        if !plan.sessions.is_empty() {
+            let version = self.store().schema_version()?;
+            let keys: Vec<String> = plan
+                .sessions
+                .iter()
+                .map(|s| s.session_key.clone())
+                .collect();
+            plan.set_aside = crate::doctor::set_aside::list(&self.data_dir)
+                .iter()
+                .filter_map(|a| preview_set_aside(&a.path, &keys, version))
+                // Not while another process holds the lock: a rebuild may be making it.
+                .chain(
+                    if crate::doctor::set_aside::lock_held_elsewhere(&self.data_dir) {
+                        Vec::new()
+                    } else {
+                        unfinished_to_delete(&self.data_dir)
+                    },
+                )
+                .collect();
+        }
+        Ok(plan)
+    }
+
+    /// What [`Cairn::forget`] would remove for `req` from the archive itself (the plan without
+    /// its `set_aside`, which reads other files).
+    fn forget_plan(&self, req: &ForgetRequest) -> Result<ForgetPlan> {
         let store = self.store();
         let sel = self.forget_selector(&store, req)?;
         let conn = store.conn();
@@ -540,6 +659,7 @@ impl Cairn {
                 pulled: small(shared.iter().filter(|(_, own)| !*own).count() as u64),
                 team_pushed: small(team_pushed(conn, &keys)?),
                 allow_reimport: req.allow_reimport,
+                set_aside: Vec::new(),
             })
         })();
         plan.map_err(|e| store.err(e))
@@ -581,9 +701,9 @@ impl Cairn {
         // between the commit and them would set the old file aside while the freed pages
         // still sit in it and its log, and its swap would wait on the `VACUUM`'s write lock.
         let held = lock.lock_for_person(&self.data_dir, waiting, PERSON_LOCK_WAIT)?;
-        let plan = match confirmed {
+        let mut plan = match confirmed {
             Some(plan) => plan.clone(),
-            None => self.forget_preview(req)?,
+            None => self.forget_plan(req)?,
         };
         let keys: Vec<&str> = plan
             .sessions
@@ -629,18 +749,36 @@ impl Cairn {
         let version = store.schema_version()?;
         drop(store);
         // Still under the lock: no rebuild sets another database aside meanwhile. Each holding
-        // a forgotten session has it removed there too, or is named.
-        let set_aside = if forgotten.is_empty() {
-            Vec::new()
-        } else {
-            crate::doctor::set_aside::list(&self.data_dir)
-                .iter()
-                .filter_map(|a| {
-                    forget_set_aside(&a.path, &forgotten, version, req.allow_reimport, &now)
-                })
-                .collect()
-        };
+        // a forgotten session has it removed there too, or is named; what a rebuild that did
+        // not finish left is deleted (no rebuild is making it: this holds the lock).
+        let mut set_aside = Vec::new();
+        if !forgotten.is_empty() {
+            set_aside.extend(
+                crate::doctor::set_aside::list(&self.data_dir)
+                    .iter()
+                    .filter_map(|a| {
+                        forget_set_aside(&a.path, &forgotten, version, req.allow_reimport, &now)
+                    }),
+            );
+            let left = crate::doctor::set_aside::unfinished(&self.data_dir);
+            match crate::doctor::set_aside::remove_unfinished(&self.data_dir, &held) {
+                Ok(removed) => set_aside.extend(
+                    removed
+                        .iter()
+                        .map(|path| aside_named(path, 0, SetAsideFate::Deleted, None)),
+                ),
+                Err((file, e)) => set_aside.extend(left.iter().map(|a| {
+                    aside_named(
+                        &a.path,
+                        0,
+                        SetAsideFate::MayHold,
+                        Some(format!("{} could not be deleted: {e}", file.display())),
+                    )
+                })),
+            }
+        }
         drop(held);
+        plan.set_aside = set_aside.clone();
         Ok(Forgotten {
             removed: plan,
             retained_files_deleted: small(retained_files_deleted),

@@ -24,12 +24,11 @@ use crate::archive::capture::{CaptureLock, Progress, reindex};
 use crate::archive::rebuild::{self, Described};
 use crate::archive::retain::Retained;
 use crate::archive::store::{DB_FILE, Store};
+use crate::doctor::set_aside::BUILDING;
 use crate::error::{Error, Result};
 use crate::store::{REBUILT, SWAP_MARK, db_err};
 use crate::{Cairn, archive, clock, git, insights, recall, semantic, team};
 
-/// Where the new database is built.
-const BUILDING: &str = "cairn.db.rebuilding";
 /// How long a rebuild waits for a capture under way to let go of the archive.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -270,24 +269,14 @@ impl Cairn {
             )));
         }
         let lock = CaptureLock::open(data_dir)?;
-        let _held = lock.lock_within(data_dir, "a capture or a reindex", LOCK_WAIT)?;
+        let held = lock.lock_within(data_dir, "a capture or a reindex", LOCK_WAIT)?;
         crate::store::finish_swap(data_dir)
             .map_err(|e| Error::write_in(data_dir, &data_dir.join(SWAP_MARK), e))?;
-        // What a stopped rebuild left: nothing of it is the archive's.
+        // What a stopped rebuild left (the swap above took a rebuilt database it was putting
+        // in place): nothing of it is the archive's.
+        crate::doctor::set_aside::remove_unfinished(data_dir, &held)
+            .map_err(|(file, e)| Error::write_in(data_dir, &file, e))?;
         let building = data_dir.join(BUILDING);
-        for leftover in [
-            building.clone(),
-            with_suffix(&building, "-wal"),
-            with_suffix(&building, "-shm"),
-            data_dir.join(REBUILT),
-        ] {
-            match std::fs::remove_file(&leftover) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::write_in(data_dir, &leftover, e));
-                }
-                _ => {}
-            }
-        }
         forget_stale_names(data_dir);
         let now = clock::now();
         let mut report = RebuildReport {

@@ -324,16 +324,59 @@ export class SessionStore {
 
 export const session = new SessionStore();
 
+/** A database a forget reaches beyond the archive: one a rebuild set aside, or one a rebuild
+ * that did not finish left (`ForgetSetAside`). */
+type SetAsideLike = { path: string; sessions?: number; fate: 'removed' | 'holds' | 'may_hold' | 'deleted'; why?: string | null };
+
+/** The shell line that deletes the database at `path` with its `-wal` and `-shm`, as the CLI
+ * writes it. */
+function rmLine(path: string): string {
+  const quoted = `'${path.replaceAll("'", "'\\''")}'`;
+  return `rm -f ${quoted} ${quoted}-wal ${quoted}-shm`;
+}
+
 /**
  * What a forget did in the databases a rebuild set aside (`cairn.db.damaged-…`): removed there
- * too, or still there, named with the fix, as the CLI says it. Empty when none held them.
+ * too, or still there, named with the fix, as the CLI says it; and what a rebuild that did not
+ * finish left, deleted. Empty when none held them.
  */
-export function setAsideNote(aside: { path: string; fate: 'removed' | 'holds' | 'may_hold'; why?: string | null }[]): string {
+export function setAsideNote(aside: SetAsideLike[]): string {
   const removed = aside.filter((a) => a.fate === 'removed').length;
   const parts = removed > 0 ? [`Also removed from ${removed === 1 ? 'a database' : `${removed} databases`} a rebuild set aside.`] : [];
-  for (const a of aside.filter((a) => a.fate !== 'removed')) {
+  for (const a of aside.filter((a) => a.fate === 'holds' || a.fate === 'may_hold')) {
     const holds = a.fate === 'holds' ? 'still holds them' : 'may still hold them';
     parts.push(`${displayText(a.path)}, set aside by a rebuild, ${holds}${a.why ? ` (${displayText(a.why)})` : ''}: delete it once the rebuilt archive is checked.`);
   }
+  for (const a of aside.filter((a) => a.fate === 'deleted')) {
+    parts.push(`Deleted ${displayText(a.path)}, left by a rebuild that did not finish.`);
+  }
   return parts.join(' ');
+}
+
+/**
+ * Before a forget is confirmed (the plan's `set_aside`): the databases it removes the session
+ * from too, what a rebuild that did not finish left that it deletes, and each database set
+ * aside it cannot clean, with why and the command that deletes it (`rm`). The CLI's list says
+ * the same.
+ */
+export function setAsidePlan(aside: SetAsideLike[]): { text: string; rm: string | null }[] {
+  const paths = (fate: SetAsideLike['fate']) =>
+    aside
+      .filter((a) => a.fate === fate)
+      .map((a) => displayText(a.path))
+      .join(', ');
+  const lines: { text: string; rm: string | null }[] = [];
+  const removed = aside.filter((a) => a.fate === 'removed').length;
+  if (removed > 0)
+    lines.push({ text: `Also removed from ${removed === 1 ? 'a database' : `${removed} databases`} a rebuild set aside: ${paths('removed')}.`, rm: null });
+  if (aside.some((a) => a.fate === 'deleted'))
+    lines.push({ text: `Also deleted: ${paths('deleted')}, left by a rebuild that did not finish (a half-made copy of the archive).`, rm: null });
+  for (const a of aside.filter((a) => a.fate === 'holds' || a.fate === 'may_hold')) {
+    const holds = a.fate === 'holds' ? 'it holds this session' : 'it may hold this session';
+    lines.push({
+      text: `${displayText(a.path)}, set aside by a rebuild, cannot be cleaned: ${holds}${a.why ? ` (${displayText(a.why)})` : ''}. Delete it once the rebuilt archive is checked:`,
+      rm: rmLine(displayText(a.path)),
+    });
+  }
+  return lines;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ErrorReport, Outcome, SearchAnswer, SearchHit, SkimView } from '../api';
 import { fakeBackend, fakeRecords, fakeSkim, fakeTimeline, key } from '../../testing/fake-backend';
 import { Resource } from './resource.svelte';
-import { SessionStore, setAsideNote, type SessionApi } from './session.svelte';
+import { SessionStore, setAsideNote, setAsidePlan, type SessionApi } from './session.svelte';
 import { SkimStore, pulledText } from './skim.svelte';
 import { SearchStore, SEARCH_DELAY_MS } from './search.svelte';
 import { SyncStore } from './sync.svelte';
@@ -191,6 +191,26 @@ describe('SessionStore', () => {
     expect(held).toContain('Also removed from a database');
     expect(held).toContain('/d/cairn.db.damaged-2, set aside by a rebuild, still holds them (it fails quick_check): delete it');
     expect(held).toContain('/d/cairn.db.damaged-3, set aside by a rebuild, may still hold them: delete it');
+  });
+
+  it('says what a forget did with the half-made database a rebuild that did not finish left', () => {
+    expect(setAsideNote([{ path: '/d/cairn.db.rebuilding', fate: 'deleted' }])).toBe('Deleted /d/cairn.db.rebuilding, left by a rebuild that did not finish.');
+  });
+
+  it('lists before a forget what it will do in each database set aside, the rm where it cannot clean one', () => {
+    expect(setAsidePlan([])).toEqual([]);
+    const lines = setAsidePlan([
+      { path: '/d/cairn.db.damaged-1', fate: 'removed', sessions: 1 },
+      { path: '/d/cairn.db.damaged-2', fate: 'removed', sessions: 1 },
+      { path: '/d/cairn.db.damaged-\u202E3', fate: 'may_hold', sessions: 0, why: 'it could not be read: file is not a database' },
+    ]);
+    expect(lines).toEqual([
+      { text: 'Also removed from 2 databases a rebuild set aside: /d/cairn.db.damaged-1, /d/cairn.db.damaged-2.', rm: null },
+      {
+        text: '/d/cairn.db.damaged-3, set aside by a rebuild, cannot be cleaned: it may hold this session (it could not be read: file is not a database). Delete it once the rebuilt archive is checked:',
+        rm: "rm -f '/d/cairn.db.damaged-3' '/d/cairn.db.damaged-3'-wal '/d/cairn.db.damaged-3'-shm",
+      },
+    ]);
   });
 
   it('folds and unfolds a record by Enter', async () => {
