@@ -401,13 +401,17 @@ fn config_errors_name_the_file_and_the_key() {
             "{body}: {err}"
         );
     }
-    // Disabled extraction refuses to send, and says how to opt in.
+    // Disabled extraction refuses to send, and says how to opt in: through setup.
     config(
         &env,
         "[recall.extract]\nmodel = \"m\"\n[recall.extract.servers.x]\nendpoint = \"http://127.0.0.1:9/v1\"\n",
     );
     let out = cairn(&env, &["recall", "extract", "run"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("enabled = true"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is off") && err.contains("`cairn recall extract setup`"),
+        "{err}"
+    );
     // …but preview and status work without it.
     assert!(
         cairn(&env, &["recall", "extract", "preview"])
@@ -444,7 +448,7 @@ fn doctor_probes_the_server() {
     config(&env, &text.replace("enabled = true", "enabled = false"));
     let off = ok(&env, &["recall", "extract", "doctor"]);
     assert!(
-        off.contains("Extraction is off") && off.contains("enabled = true"),
+        off.contains("Extraction is off") && off.contains("`cairn recall extract setup`"),
         "{off}"
     );
     config(&env, &text);

@@ -431,7 +431,11 @@ fn hostile_values_are_refused_and_leave_the_file() {
         ),
         (fake.url().as_str(), huge.as_str(), "longer than 200"),
         // Plain HTTP off this machine, as the config's own check refuses it.
-        ("http://10.1.2.3:8080/v1", "test-model", "not loopback"),
+        (
+            "http://10.1.2.3:8080/v1",
+            "test-model",
+            "plain HTTP to a host that is not",
+        ),
     ] {
         for no_test in [false, true] {
             let mut args = vec![

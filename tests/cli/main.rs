@@ -11,6 +11,7 @@ mod extract;
 mod extract_setup;
 #[path = "../support/fake_llm.rs"]
 mod fake_llm;
+mod first_run;
 mod forget;
 mod harden;
 mod hooks;

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 use cairn_core::Cairn;
+use cairn_core::config::{GeneratorChoice, SetupChoice};
 use cairn_core::recall::extract::{Event, ExtractProgress, RunOptions, Scope};
 use clap::{Args, Subcommand};
 
@@ -93,6 +94,11 @@ pub struct SetupArgs {
     /// Save without the test request.
     #[arg(long)]
     no_test: bool,
+    /// Allow plain http:// to a server that is not this machine (the transcript text then
+    /// crosses the network unencrypted: only for a network that is yours). Given for the
+    /// server this setup names; a new --endpoint starts without it.
+    #[arg(long, conflicts_with = "agent_cli")]
+    allow_http: bool,
 }
 
 impl SetupArgs {
@@ -104,6 +110,7 @@ impl SetupArgs {
             || self.input_price.is_some()
             || self.output_price.is_some()
             || self.off
+            || self.allow_http
     }
 }
 
@@ -370,7 +377,10 @@ pub fn run(
                 if s.enabled { "enabled" } else { "disabled" }
             )?;
             if s.model.is_empty() {
-                writeln!(out, "Model: not configured ([recall.extract] model)")?;
+                writeln!(
+                    out,
+                    "Model: not configured; `cairn recall extract setup` chooses one (in the desktop app, Settings → Recall extraction)"
+                )?;
             } else {
                 let dep = if s.deployment.is_empty() {
                     String::new()
@@ -622,8 +632,8 @@ pub fn doctor(
                 if off {
                     writeln!(
                         out,
-                        "\nExtraction is off: `cairn recall extract run` refuses until `enabled = true` is set under [recall.extract] in {} (a pass sends redacted transcript text to this generator).",
-                        clean(&config_path.display().to_string())
+                        "\nExtraction is off: `cairn recall extract run` refuses until {} turns it on (a pass sends redacted transcript text to this generator).",
+                        cairn_core::recall::extract::config::SETUP_HOW
                     )?;
                 }
             }
@@ -718,7 +728,7 @@ fn write_example(
         enabled: true,
         ..Default::default()
     };
-    let mut setup = Cairn::extract_setup_for(g, &base);
+    let mut setup = base.with_generator(&g.setup);
     // A hosted API's model is the person's to name.
     let model_flag = if g.kind == DetectedKind::Key {
         setup.model = "<model>".into();
@@ -805,67 +815,65 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
     let interactive = !json_out && std::io::stdin().is_terminal();
     let saved = cairn.recall_extract_setup()?;
     let configured = saved.generator != "endpoint" || !saved.endpoint.trim().is_empty();
-    let blank = cairn_core::config::ExtractSetup {
-        generator: "endpoint".into(),
-        endpoint: String::new(),
-        model: String::new(),
-        api_key_env: String::new(),
-        ..saved.clone()
-    };
-    let mut chosen = if let Some(agent) = &a.agent_cli {
-        cairn_core::config::ExtractSetup {
-            generator: agent.clone(),
-            ..blank
-        }
+    let generator = if let Some(agent) = &a.agent_cli {
+        Some(GeneratorChoice::agent(agent))
     } else if let Some(url) = &a.endpoint {
-        cairn_core::config::ExtractSetup {
-            endpoint: url.clone(),
-            ..blank
-        }
+        Some(GeneratorChoice::endpoint(url))
     } else if let Some(pick) = &a.generator {
         let found = cairn.recall_extract_detect();
-        Cairn::extract_setup_for(picked(&found, pick)?, &saved)
+        Some(picked(&found, pick)?.setup.clone())
     } else if interactive {
         let found = cairn.recall_extract_detect();
         match ask_generator(out, &found, &saved, configured)? {
-            Some(s) => s,
-            None => {
+            Asked::Keep => None,
+            Asked::Take(g) => Some(g),
+            Asked::Nothing => {
                 writeln!(out, "Nothing was saved.")?;
                 return Ok(true);
             }
         }
     } else if configured && a.changes_something() {
-        saved.clone()
+        None
     } else {
         return Err(refused(format!(
             "no generator was chosen and there is no terminal to ask on: pass {CHOOSE_FLAGS}"
         )));
     };
-    if let Some(m) = &a.model {
-        chosen.model = m.clone();
+    // The core's one rule: a new generator starts blank (a key variable meant for the server
+    // before is dropped unless named again), each flag given replaces what the file says.
+    let mut chosen = saved.with_choice(&SetupChoice {
+        generator,
+        model: a.model.clone(),
+        api_key_env: a.api_key_env.clone(),
+        schedule: a.schedule,
+        input_price_per_mtok: a.input_price,
+        output_price_per_mtok: a.output_price,
+        enabled: Some(!a.off),
+    });
+    if a.allow_http {
+        chosen.allow_http = true;
     }
-    if let Some(v) = &a.api_key_env {
-        chosen.api_key_env = v.clone();
+    // Refused here, by the flag that allows it, rather than by the loaded file's key.
+    let endpoint = cairn_core::llm::Endpoint::parse(chosen.endpoint.trim());
+    if chosen.generator == "endpoint"
+        && !chosen.allow_http
+        && endpoint.is_ok_and(|e| e.is_plain_http_off_this_machine())
+    {
+        return Err(refused(format!(
+            "--endpoint: {} is plain HTTP to a host that is not this machine, so transcript text would cross the network unencrypted: use https://, or pass --allow-http if that network is yours",
+            render::endpoint(&chosen.endpoint)
+        )));
     }
-    if let Some(s) = a.schedule {
-        chosen.schedule = s;
-    }
-    if a.input_price.is_some() {
-        chosen.input_price_per_mtok = a.input_price;
-    }
-    if a.output_price.is_some() {
-        chosen.output_price_per_mtok = a.output_price;
-    }
-    chosen.enabled = !a.off;
+    // Said after the save: a setup refused before it drops nothing.
     let dropped = saved.api_key_env.trim();
-    if a.endpoint.is_some() && a.api_key_env.is_none() && !dropped.is_empty() && !json_out {
-        writeln!(
-            out,
-            "api_key_env {} dropped: it was meant for the server saved before, and --endpoint names one anew; pass --api-key-env {} to keep it.",
-            clean(dropped),
-            clean(dropped)
-        )?;
-    }
+    let dropped = (a.endpoint.is_some() && a.api_key_env.is_none() && !dropped.is_empty())
+        .then(|| {
+            format!(
+                "api_key_env {} dropped: it was meant for the server saved before, and --endpoint names one anew; pass --api-key-env {} to keep it.",
+                clean(dropped),
+                clean(dropped)
+            )
+        });
     if chosen.generator == "endpoint" && chosen.model.trim().is_empty() {
         if !interactive {
             return Err(refused(format!(
@@ -946,6 +954,9 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
         write_checks(out, d)?;
     }
     write_saved(out, &written, &config)?;
+    if let Some(note) = dropped {
+        writeln!(out, "{note}")?;
+    }
     Ok(true)
 }
 
@@ -994,14 +1005,21 @@ fn ask(out: &mut impl Write, question: &str) -> std::io::Result<String> {
     Ok(answer.trim().to_owned())
 }
 
-/// The generators at hand, numbered, and the person's pick; `None` when they leave it
+/// The answer to "Which one?": keep the generator saved, take one from the list, or nothing.
+enum Asked {
+    Keep,
+    Take(GeneratorChoice),
+    Nothing,
+}
+
+/// The generators at hand, numbered, and the person's pick; `Nothing` when they leave it
 /// (Enter with nothing configured, or `q`). Enter keeps a configured generator.
 fn ask_generator(
     out: &mut impl Write,
     found: &[cairn_core::llm::detect::DetectedGenerator],
     saved: &cairn_core::config::ExtractSetup,
     configured: bool,
-) -> Result<Option<cairn_core::config::ExtractSetup>> {
+) -> Result<Asked> {
     write_detected(out, found)?;
     if found.is_empty() && !configured {
         return Err(refused(format!(
@@ -1020,9 +1038,9 @@ fn ask_generator(
     };
     let answer = ask(out, &format!("Which one? [{range}{keep}]"))?;
     match answer.as_str() {
-        "" if configured => Ok(Some(saved.clone())),
-        "" | "q" => Ok(None),
-        pick => Ok(Some(Cairn::extract_setup_for(picked(found, pick)?, saved))),
+        "" if configured => Ok(Asked::Keep),
+        "" | "q" => Ok(Asked::Nothing),
+        pick => Ok(Asked::Take(picked(found, pick)?.setup.clone())),
     }
 }
 

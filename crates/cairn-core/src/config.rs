@@ -28,6 +28,7 @@ use crate::agent::Agent;
 use crate::error::{Error, Result};
 
 mod agents;
+mod comments;
 mod extract;
 mod hint;
 mod server;
@@ -36,8 +37,8 @@ mod team;
 
 pub use agents::write_agent_binary;
 pub use extract::{
-    ExtractConfig, ExtractSetup, PromptsConfig, RequestConfig, SETUP_SERVER, Schedule,
-    write_extract_setup,
+    ExtractConfig, ExtractSetup, GeneratorChoice, PromptsConfig, RequestConfig, SETUP_SERVER,
+    Schedule, SetupChoice, write_extract_setup,
 };
 pub use server::ServerConfig;
 pub use sources::write_source_dirs;
@@ -234,6 +235,7 @@ pub fn write_insights_endpoint(
             set_kept(table, key, v.trim());
         }
     }
+    comments::keep_closing_comments(&mut doc);
     Ok(doc.to_string())
 }
 
@@ -743,5 +745,21 @@ session_start_tokens = 200 # short briefs
         assert_eq!(write_insights_endpoint("# x\n", None).unwrap(), "# x\n");
         let err = write_insights_endpoint("insights = { model = \"m\" }\n", Some(&e)).unwrap_err();
         assert!(err.contains("`insights` is not a [table]"), "{err}");
+    }
+
+    /// `[insights]` added at the end of a file whose last table ends in a comment: the comment
+    /// stays under that table, not under `[insights]`; one above a header stays above it.
+    #[test]
+    fn a_comment_closing_a_table_stays_there_when_insights_is_added() {
+        let e = InsightsEndpoint {
+            endpoint: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            api_key_env: String::new(),
+        };
+        let before = "[recall]\nsession_start_tokens = 2000\n# recall: keep it short\n";
+        assert_eq!(
+            write_insights_endpoint(before, Some(&e)).unwrap(),
+            "[recall]\nsession_start_tokens = 2000\n# recall: keep it short\n\n[insights]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n"
+        );
     }
 }

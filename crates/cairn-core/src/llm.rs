@@ -49,6 +49,19 @@ pub(crate) fn told(text: &str, max: usize) -> String {
     crate::text::excerpt(&redacted(text), max)
 }
 
+/// How much of a model's text an error message quotes.
+const QUOTED_CHARS: usize = 40;
+
+/// A piece of a model's answer quoted in an error message (an unknown key, a type that is not
+/// allowed, a finish reason), in double quotes. The one way every parser of an answer quotes
+/// it: a model can echo a secret it decoded or made up into the very field that breaks the
+/// answer's format, and the message reaches the terminal, `recall_extract_progress` and the
+/// desktop. So the text is [`told`]: redacted whole before it is cut, since a token cut short
+/// is a piece no rule recognises.
+pub(crate) fn quoted(text: &str) -> String {
+    format!("{:?}", told(text, QUOTED_CHARS))
+}
+
 /// How far a failure reaches: what the caller should stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {

@@ -22,6 +22,7 @@ fn setup(url: &str) -> ExtractSetup {
         schedule: Schedule::Manual,
         input_price_per_mtok: Some(3.0),
         output_price_per_mtok: Some(15.0),
+        allow_http: false,
     }
 }
 

@@ -40,6 +40,7 @@ mod embed_endpoint;
 mod embed_golden;
 mod extract;
 mod extract_answer_props;
+mod extract_echoed_secrets;
 mod extract_generators;
 mod extract_setup;
 mod floors;

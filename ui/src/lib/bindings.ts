@@ -129,9 +129,11 @@ export const commands = {
 	recallAccept: (id: string, edit: Edit_Deserialize | null) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_accept", { id, edit })),
 	/**
 	 *  Take an accept back (Undo): the entry is back in the inbox in `previous`, the review state
-	 *  the window showed before the accept; refused (conflict) for an entry no person accepted.
+	 *  the window showed before the accept; refused (conflict) for an entry no person accepted. A
+	 *  replacement that may no longer replace the entry it replaced hands its place back to it,
+	 *  which `reinstated` names.
 	 */
-	recallUnaccept: (id: string, previous: ReviewState) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_unaccept", { id, previous })),
+	recallUnaccept: (id: string, previous: ReviewState) => typedError<Unaccepted_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_unaccept", { id, previous })),
 	/**
 	 *  Reject an entry: archived, no longer served. A replacement hands its place back to the
 	 *  entry it replaced, which `reinstated` names.
@@ -286,6 +288,23 @@ export const commands = {
 	 *  there was one.
 	 */
 	teamForget: (setup: TeamConfig_Deserialize) => typedError<boolean, ErrorReport_Serialize>(__TAURI_INVOKE("team_forget", { setup })),
+	/**
+	 *  "Set up or bring up" (`cairn team init`), as the saved server's user, who must be the
+	 *  database's owner or a superuser: the team's role, whether this run made it, its members and
+	 *  the roles that may connect but are not in it. When the team's role is missing and this user
+	 *  may not create roles, the error's hint is the SQL an administrator runs.
+	 */
+	teamInit: () => typedError<TeamInit, ErrorReport_Serialize>(__TAURI_INVOKE("team_init")),
+	/**
+	 *  "Add to the team" (`cairn team grant`): make `role` a member of the team's role, as the saved
+	 *  server's user (an administrator).
+	 */
+	teamGrant: (role: string) => typedError<TeamMembership_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_grant", { role })),
+	/**
+	 *  "Take out of the team" (`cairn team revoke`): what the role pushed stays (the result says how
+	 *  much, and the SQL a superuser runs to delete it).
+	 */
+	teamRevoke: (role: string) => typedError<TeamMembership_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_revoke", { role })),
 	/**  Records across the team matching `query` (web-search syntax), best first. */
 	teamSearch: (query: string, limit: number) => typedError<TeamSearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("team_search", { query, limit })),
 	/**
@@ -359,6 +378,16 @@ export type AgentProgram_Serialize = {
 	 *  this app's `PATH`. Null when neither is.
 	 */
 	runs: string | null,
+};
+
+/**  What a sync changed of one agent's sessions: its part of [`SyncReport`]'s counts. */
+export type AgentSync = {
+	agent: Agent,
+	sessions_added: number,
+	subagents_added: number,
+	sessions_updated: number,
+	records_added: number,
+	records_updated: number,
 };
 
 /**
@@ -554,6 +583,12 @@ export type DetectedGenerator_Deserialize = {
 	paid: boolean,
 	/**  Why it may not work as found (a `--version` that failed, a server that lists nothing). */
 	problem?: string | null,
+	/**
+	 *  The generator a pick of it sets up: an agent by its name, a server with the first model
+	 *  it lists, a key's provider with its variable. `cairn recall extract setup` and the
+	 *  desktop's list apply it as it is ([`crate::config::ExtractSetup::with_generator`]).
+	 */
+	setup?: GeneratorChoice_Deserialize,
 };
 
 /**  One generator that could be picked. */
@@ -576,6 +611,12 @@ export type DetectedGenerator_Serialize = {
 	paid: boolean,
 	/**  Why it may not work as found (a `--version` that failed, a server that lists nothing). */
 	problem: string | null,
+	/**
+	 *  The generator a pick of it sets up: an agent by its name, a server with the first model
+	 *  it lists, a key's provider with its variable. `cairn recall extract setup` and the
+	 *  desktop's list apply it as it is ([`crate::config::ExtractSetup::with_generator`]).
+	 */
+	setup: GeneratorChoice_Serialize,
 };
 
 /**  What a found generator is. */
@@ -1027,6 +1068,12 @@ export type ExtractSetup_Deserialize = {
 	schedule: Schedule,
 	input_price_per_mtok?: number | null,
 	output_price_per_mtok?: number | null,
+	/**
+	 *  Plain HTTP to a server that is not on this machine (its table's `allow_http`):
+	 *  transcript text then crosses the network unencrypted, so it is off until a person turns
+	 *  it on for this server, and a new generator starts without it. Left out, it is off.
+	 */
+	allow_http?: boolean,
 };
 
 /**
@@ -1046,6 +1093,12 @@ export type ExtractSetup_Serialize = {
 	schedule: Schedule,
 	input_price_per_mtok: number | null,
 	output_price_per_mtok: number | null,
+	/**
+	 *  Plain HTTP to a server that is not on this machine (its table's `allow_http`):
+	 *  transcript text then crosses the network unencrypted, so it is off until a person turns
+	 *  it on for this server, and a new generator starts without it. Left out, it is off.
+	 */
+	allow_http?: boolean,
 };
 
 /**
@@ -1316,6 +1369,13 @@ export type ForgetPlan_Deserialize = {
 	team_pushed: number,
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
+	/**
+	 *  The databases a rebuild set aside that hold (or may hold) these sessions, and what a
+	 *  rebuild that did not finish left, with what the forget does in each: removes them there
+	 *  too, cannot (why, and the fix: delete the file), or deletes the file whole. In a preview,
+	 *  what it will do (each file read, nothing written); after a forget, what it did.
+	 */
+	set_aside?: ForgetSetAside_Deserialize[],
 };
 
 /**  Exactly what a forget removes (before), or removed (after). */
@@ -1351,6 +1411,13 @@ export type ForgetPlan_Serialize = {
 	team_pushed: number,
 	/**  Whether the next sync may import the files again. */
 	allow_reimport: boolean,
+	/**
+	 *  The databases a rebuild set aside that hold (or may hold) these sessions, and what a
+	 *  rebuild that did not finish left, with what the forget does in each: removes them there
+	 *  too, cannot (why, and the fix: delete the file), or deletes the file whole. In a preview,
+	 *  what it will do (each file read, nothing written); after a forget, what it did.
+	 */
+	set_aside: ForgetSetAside_Serialize[],
 };
 
 /**  A generated report that read a forgotten session (it goes too: it may quote it). */
@@ -1405,23 +1472,38 @@ export type ForgetSession_Serialize = {
 	started_at: string | null,
 };
 
-/**  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions. */
+/**
+ *  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions,
+ *  or one a rebuild that did not finish left.
+ */
 export type ForgetSetAside = ForgetSetAside_Serialize | ForgetSetAside_Deserialize;
 
-/**  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions. */
+/**
+ *  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions,
+ *  or one a rebuild that did not finish left.
+ */
 export type ForgetSetAside_Deserialize = {
 	path: string,
-	/**  How many of the forgotten sessions it was found to hold (0 when it could not be read). */
+	/**
+	 *  How many of the forgotten sessions it was found to hold (0 when it could not be read,
+	 *  and for a file deleted whole, which is not read).
+	 */
 	sessions: number,
 	fate: SetAsideFate,
 	/**  Why they were not removed there. */
 	why?: string | null,
 };
 
-/**  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions. */
+/**
+ *  A database a rebuild from the copies set aside that held (or may hold) forgotten sessions,
+ *  or one a rebuild that did not finish left.
+ */
 export type ForgetSetAside_Serialize = {
 	path: string,
-	/**  How many of the forgotten sessions it was found to hold (0 when it could not be read). */
+	/**
+	 *  How many of the forgotten sessions it was found to hold (0 when it could not be read,
+	 *  and for a file deleted whole, which is not read).
+	 */
 	sessions: number,
 	fate: SetAsideFate,
 	/**  Why they were not removed there. */
@@ -1580,6 +1662,46 @@ export type Generation_Serialize = {
 	entries: number,
 	entries_staged: number,
 	entries_published: number,
+};
+
+/**
+ *  Which generator answers and how it is reached: the part of a setup that choosing a
+ *  generator sets whole. A new generator starts blank, so nothing the one before it needed (its
+ *  server, its model, the variable holding its key, plain HTTP allowed to it) is carried to it
+ *  unasked.
+ */
+export type GeneratorChoice = GeneratorChoice_Serialize | GeneratorChoice_Deserialize;
+
+/**
+ *  Which generator answers and how it is reached: the part of a setup that choosing a
+ *  generator sets whole. A new generator starts blank, so nothing the one before it needed (its
+ *  server, its model, the variable holding its key, plain HTTP allowed to it) is carried to it
+ *  unasked.
+ */
+export type GeneratorChoice_Deserialize = {
+	/**  `endpoint`, or an agent CLI's name. */
+	generator: string,
+	endpoint: string,
+	model: string,
+	api_key_env: string,
+	/**  Never by detection: a person allows plain HTTP to a server by name. */
+	allow_http?: boolean,
+};
+
+/**
+ *  Which generator answers and how it is reached: the part of a setup that choosing a
+ *  generator sets whole. A new generator starts blank, so nothing the one before it needed (its
+ *  server, its model, the variable holding its key, plain HTTP allowed to it) is carried to it
+ *  unasked.
+ */
+export type GeneratorChoice_Serialize = {
+	/**  `endpoint`, or an agent CLI's name. */
+	generator: string,
+	endpoint: string,
+	model: string,
+	api_key_env: string,
+	/**  Never by detection: a person allows plain HTTP to a server by name. */
+	allow_http: boolean,
 };
 
 /**  Who answers, as far as cache keys and stored rows are concerned. */
@@ -1931,11 +2053,6 @@ export type LeftOut_Deserialize = {
 	max_output_bytes: number,
 	/**  Turns of the session not in this export (a turn range was asked for). */
 	turns_not_exported: number,
-	/**
-	 *  The agent's compaction transcripts (its own summaries of the conversation so far),
-	 *  which the archive keeps beside the session and no export format carries.
-	 */
-	compactions_not_exported: number,
 	/**  Whether the home directory was written as `~`. */
 	home_written_as_tilde: boolean,
 	/**
@@ -1958,11 +2075,6 @@ export type LeftOut_Serialize = {
 	max_output_bytes: number,
 	/**  Turns of the session not in this export (a turn range was asked for). */
 	turns_not_exported: number,
-	/**
-	 *  The agent's compaction transcripts (its own summaries of the conversation so far),
-	 *  which the archive keeps beside the session and no export format carries.
-	 */
-	compactions_not_exported: number,
 	/**  Whether the home directory was written as `~`. */
 	home_written_as_tilde: boolean,
 	/**
@@ -3688,7 +3800,10 @@ export type SessionSummary_Deserialize = {
 	record_count: number,
 	/**  Parse warnings recorded on the session (malformed lines and the like). */
 	warnings: number,
-	/**  Sub-agent sessions attached to this one. */
+	/**
+	 *  Sub-agent and compaction sessions attached to this one that hold records (as a sync
+	 *  counts them).
+	 */
 	subagent_count: number,
 	/**  Preview of the first human prompt, when there is one. */
 	first_prompt?: string | null,
@@ -3715,7 +3830,10 @@ export type SessionSummary_Serialize = {
 	record_count: number,
 	/**  Parse warnings recorded on the session (malformed lines and the like). */
 	warnings: number,
-	/**  Sub-agent sessions attached to this one. */
+	/**
+	 *  Sub-agent and compaction sessions attached to this one that hold records (as a sync
+	 *  counts them).
+	 */
 	subagent_count: number,
 	/**  Preview of the first human prompt, when there is one. */
 	first_prompt: string | null,
@@ -3789,7 +3907,12 @@ export type SetAsideFate =
  *  The file could not be read (`why`), so it may hold them. Delete it once the rebuilt
  *  archive is checked.
  */
-"may_hold";
+"may_hold" | 
+/**
+ *  A half-made copy of the archive a rebuild that did not finish left
+ *  (`cairn.db.rebuilding`, or `cairn.db.rebuilt` never put in place): deleted whole.
+ */
+"deleted";
 
 export type SkimCoverage = {
 	showing_sessions: number,
@@ -4164,6 +4287,17 @@ export type SyncReport_Deserialize = {
 	 *  with the command that captures them ([`crate::archive::retention::warning`]).
 	 */
 	retention_warning?: string | null,
+	/**
+	 *  The files read for the first time that hold no record Cairn reads (`{}` alone, a
+	 *  summary line alone), as the archive keeps their paths: their sessions are in no list,
+	 *  so they are named here rather than counted as new.
+	 */
+	nothing_to_read: string[],
+	/**
+	 *  The counts above by agent (as the lists name it), one per agent the sync changed
+	 *  anything of, by agent name.
+	 */
+	agents: AgentSync[],
 };
 
 /**  What a sync or hook did. */
@@ -4192,6 +4326,17 @@ export type SyncReport_Serialize = {
 	 *  with the command that captures them ([`crate::archive::retention::warning`]).
 	 */
 	retention_warning: string | null,
+	/**
+	 *  The files read for the first time that hold no record Cairn reads (`{}` alone, a
+	 *  summary line alone), as the archive keeps their paths: their sessions are in no list,
+	 *  so they are named here rather than counted as new.
+	 */
+	nothing_to_read: string[],
+	/**
+	 *  The counts above by agent (as the lists name it), one per agent the sync changed
+	 *  anything of, by agent name.
+	 */
+	agents: AgentSync[],
 };
 
 /**  A normalised target. */
@@ -4288,6 +4433,109 @@ export type TeamConfig_Serialize = {
 	user: string,
 	/**  The *name* of the environment variable holding the password; empty for `PGPASSWORD`. */
 	password_env: string,
+};
+
+/**  What `cairn team init` found and did. */
+export type TeamInit = {
+	/**  The address, without credentials. */
+	server: string,
+	/**  Whether this run created the schema (else it was there). */
+	created: boolean,
+	version: number,
+	archive_id: string,
+	/**
+	 *  The role owning schema `cairn` and its tables: the one that can read past row-level
+	 *  security, so the database's owner, never a teammate who pushes.
+	 */
+	owner: string,
+	/**  The role this connection is. */
+	role: string,
+	/**
+	 *  The team's role: the schema, its tables and `CONNECT` on the database are granted to it
+	 *  alone; a teammate is a member ([`team_role_for`]).
+	 */
+	team_role: string,
+	/**  Whether this run created the team's role. */
+	team_role_created: boolean,
+	/**  Its members (the roles granted it directly). */
+	members: string[],
+	/**
+	 *  Roles this run made members: those an archive of version 1 let connect by a grant of
+	 *  their own (the way teammates were added before the team's role).
+	 */
+	added: string[],
+	/**
+	 *  Roles granted `CONNECT` on the database of their own that are not members: they may
+	 *  connect but read and write nothing (an administrator adds them, or not).
+	 */
+	outside: string[],
+};
+
+/**  What `cairn team grant` or `cairn team revoke` found and did. */
+export type TeamMembership = TeamMembership_Serialize | TeamMembership_Deserialize;
+
+/**  What `cairn team grant` or `cairn team revoke` found and did. */
+export type TeamMembership_Deserialize = {
+	/**  The address, without credentials. */
+	server: string,
+	/**  The team's role. */
+	team_role: string,
+	/**  The role granted or revoked, as the server names it. */
+	role: string,
+	/**
+	 *  Whether the role is in the team after this run: a member of the team's role directly or
+	 *  through another role (a superuser counts as one: it reads without a grant).
+	 */
+	member: boolean,
+	/**  Whether this run changed anything (`false`: it already was, or was not, a member). */
+	changed: boolean,
+	/**  Roles through which it is still in the team after a revoke (a group it belongs to). */
+	through: string[],
+	/**
+	 *  Sessions and trusted Recall entries the role pushed, which stay in the team archive for
+	 *  the team to read whatever its membership (`None` when this role may not count them).
+	 */
+	sessions_pushed?: number | null,
+	entries_pushed?: number | null,
+	/**
+	 *  After a revoke, what a superuser runs to delete what the role pushed (`None` when it
+	 *  pushed nothing, or after a grant).
+	 */
+	delete_sql?: string | null,
+	/**  The team's direct members after this run. */
+	members: string[],
+};
+
+/**  What `cairn team grant` or `cairn team revoke` found and did. */
+export type TeamMembership_Serialize = {
+	/**  The address, without credentials. */
+	server: string,
+	/**  The team's role. */
+	team_role: string,
+	/**  The role granted or revoked, as the server names it. */
+	role: string,
+	/**
+	 *  Whether the role is in the team after this run: a member of the team's role directly or
+	 *  through another role (a superuser counts as one: it reads without a grant).
+	 */
+	member: boolean,
+	/**  Whether this run changed anything (`false`: it already was, or was not, a member). */
+	changed: boolean,
+	/**  Roles through which it is still in the team after a revoke (a group it belongs to). */
+	through: string[],
+	/**
+	 *  Sessions and trusted Recall entries the role pushed, which stay in the team archive for
+	 *  the team to read whatever its membership (`None` when this role may not count them).
+	 */
+	sessions_pushed: number | null,
+	entries_pushed: number | null,
+	/**
+	 *  After a revoke, what a superuser runs to delete what the role pushed (`None` when it
+	 *  pushed nothing, or after a grant).
+	 */
+	delete_sql: string | null,
+	/**  The team's direct members after this run. */
+	members: string[],
 };
 
 /**
@@ -4459,6 +4707,8 @@ export type TeamShow_Deserialize = {
 	records: TeamRecord_Deserialize[],
 	/**  More records than [`SHOW_RECORDS`] exist. */
 	truncated: boolean,
+	/**  What the reader should know of the team archive itself ([`Reader::warnings`]). */
+	warnings?: string[],
 };
 
 export type TeamShow_Serialize = {
@@ -4468,6 +4718,8 @@ export type TeamShow_Serialize = {
 	records: TeamRecord_Serialize[],
 	/**  More records than [`SHOW_RECORDS`] exist. */
 	truncated: boolean,
+	/**  What the reader should know of the team archive itself ([`Reader::warnings`]). */
+	warnings: string[],
 };
 
 /**
@@ -4505,6 +4757,8 @@ export type TeamSkim_Deserialize = {
 	left_out: number,
 	/**  Whose repository's sessions these are. */
 	repo_scope: TeamRepoScope,
+	/**  What the reader should know of the team archive itself ([`Reader::warnings`]). */
+	warnings?: string[],
 };
 
 /**
@@ -4522,6 +4776,8 @@ export type TeamSkim_Serialize = {
 	left_out: number,
 	/**  Whose repository's sessions these are. */
 	repo_scope: TeamRepoScope,
+	/**  What the reader should know of the team archive itself ([`Reader::warnings`]). */
+	warnings: string[],
 };
 
 /**  What Settings → Team shows besides the form: the last push, and what overrides the form. */
@@ -4710,6 +4966,33 @@ export type TurnRecords_Serialize = {
 export type UiMilestone = {
 	name: string,
 	at_ms: number | null,
+};
+
+/**
+ *  What taking an accept back did: the entry, back in the inbox, and the entry it had replaced
+ *  when that one serves again in its place (a reviewed entry is replaced only by a reviewed
+ *  one, so an accept taken back hands the place back).
+ */
+export type Unaccepted = Unaccepted_Serialize | Unaccepted_Deserialize;
+
+/**
+ *  What taking an accept back did: the entry, back in the inbox, and the entry it had replaced
+ *  when that one serves again in its place (a reviewed entry is replaced only by a reviewed
+ *  one, so an accept taken back hands the place back).
+ */
+export type Unaccepted_Deserialize = {
+	entry: Entry_Deserialize,
+	reinstated?: Entry_Deserialize | null,
+};
+
+/**
+ *  What taking an accept back did: the entry, back in the inbox, and the entry it had replaced
+ *  when that one serves again in its place (a reviewed entry is replaced only by a reviewed
+ *  one, so an accept taken back hands the place back).
+ */
+export type Unaccepted_Serialize = {
+	entry: Entry_Serialize,
+	reinstated: Entry_Serialize | null,
 };
 
 /**  Token counts the server reported. */

@@ -1157,9 +1157,9 @@ export function fakeBackend(options: FakeOptions = {}) {
         };
       case 'extract_detect':
         return [
-          { kind: 'agent', name: 'claude', label: 'claude 2.1.3 (Claude Code)', path: '/usr/bin/claude', version: '2.1.3 (Claude Code)', endpoint: null, models: [], api_key_env: null, paid: false, problem: null },
-          { kind: 'server', name: 'ollama', label: 'Ollama on port 11434', path: null, version: null, endpoint: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b', 'llama3.2'], api_key_env: null, paid: false, problem: null },
-          { kind: 'key', name: 'OPENAI_API_KEY', label: 'OpenAI (key in OPENAI_API_KEY)', path: null, version: null, endpoint: 'https://api.openai.com/v1', models: [], api_key_env: 'OPENAI_API_KEY', paid: true, problem: null },
+          { kind: 'agent', name: 'claude', label: 'claude 2.1.3 (Claude Code)', path: '/usr/bin/claude', version: '2.1.3 (Claude Code)', endpoint: null, models: [], api_key_env: null, paid: false, problem: null, setup: { generator: 'claude', endpoint: '', model: '', api_key_env: '', allow_http: false } },
+          { kind: 'server', name: 'ollama', label: 'Ollama on port 11434', path: null, version: null, endpoint: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b', 'llama3.2'], api_key_env: null, paid: false, problem: null, setup: { generator: 'endpoint', endpoint: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', api_key_env: '', allow_http: false } },
+          { kind: 'key', name: 'OPENAI_API_KEY', label: 'OpenAI (key in OPENAI_API_KEY)', path: null, version: null, endpoint: 'https://api.openai.com/v1', models: [], api_key_env: 'OPENAI_API_KEY', paid: true, problem: null, setup: { generator: 'endpoint', endpoint: 'https://api.openai.com/v1', model: '', api_key_env: 'OPENAI_API_KEY', allow_http: false } },
         ];
       case 'extract_setup':
         return extractSetup;

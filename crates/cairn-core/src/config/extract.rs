@@ -55,6 +55,106 @@ pub struct ExtractSetup {
     pub schedule: Schedule,
     pub input_price_per_mtok: Option<f64>,
     pub output_price_per_mtok: Option<f64>,
+    /// Plain HTTP to a server that is not on this machine (its table's `allow_http`):
+    /// transcript text then crosses the network unencrypted, so it is off until a person turns
+    /// it on for this server, and a new generator starts without it. Left out, it is off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub allow_http: bool,
+}
+
+/// Which generator answers and how it is reached: the part of a setup that choosing a
+/// generator sets whole. A new generator starts blank, so nothing the one before it needed (its
+/// server, its model, the variable holding its key, plain HTTP allowed to it) is carried to it
+/// unasked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct GeneratorChoice {
+    /// `endpoint`, or an agent CLI's name.
+    pub generator: String,
+    pub endpoint: String,
+    pub model: String,
+    pub api_key_env: String,
+    /// Never by detection: a person allows plain HTTP to a server by name.
+    #[serde(default)]
+    pub allow_http: bool,
+}
+
+impl GeneratorChoice {
+    /// An agent CLI (`claude`, `codex`, …), its default model answering.
+    pub fn agent(name: &str) -> GeneratorChoice {
+        GeneratorChoice {
+            generator: name.to_owned(),
+            ..GeneratorChoice::default()
+        }
+    }
+
+    /// The OpenAI-compatible server at `url`, with no model and no key variable yet.
+    pub fn endpoint(url: &str) -> GeneratorChoice {
+        GeneratorChoice {
+            generator: "endpoint".to_owned(),
+            endpoint: url.to_owned(),
+            ..GeneratorChoice::default()
+        }
+    }
+}
+
+/// What a person chose for `[recall.extract]` (`cairn recall extract setup`'s flags, a pick in
+/// the desktop's list): each part given replaces what the setup held, each left `None` keeps
+/// it. The generator is applied first, so a model or key variable named with it is kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SetupChoice {
+    pub generator: Option<GeneratorChoice>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub schedule: Option<Schedule>,
+    pub input_price_per_mtok: Option<f64>,
+    pub output_price_per_mtok: Option<f64>,
+    pub enabled: Option<bool>,
+}
+
+impl ExtractSetup {
+    /// This setup with `choice` applied: the one rule both front doors follow.
+    pub fn with_choice(&self, choice: &SetupChoice) -> ExtractSetup {
+        let mut setup = match &choice.generator {
+            Some(g) => ExtractSetup {
+                generator: g.generator.clone(),
+                endpoint: g.endpoint.clone(),
+                model: g.model.clone(),
+                api_key_env: g.api_key_env.clone(),
+                allow_http: g.allow_http,
+                ..self.clone()
+            },
+            None => self.clone(),
+        };
+        if let Some(m) = &choice.model {
+            setup.model.clone_from(m);
+        }
+        if let Some(v) = &choice.api_key_env {
+            setup.api_key_env.clone_from(v);
+        }
+        if let Some(s) = choice.schedule {
+            setup.schedule = s;
+        }
+        if let Some(p) = choice.input_price_per_mtok {
+            setup.input_price_per_mtok = Some(p);
+        }
+        if let Some(p) = choice.output_price_per_mtok {
+            setup.output_price_per_mtok = Some(p);
+        }
+        if let Some(on) = choice.enabled {
+            setup.enabled = on;
+        }
+        setup
+    }
+
+    /// This setup with the generator `g` chosen, the schedule, prices and switch kept.
+    pub fn with_generator(&self, g: &GeneratorChoice) -> ExtractSetup {
+        self.with_choice(&SetupChoice {
+            generator: Some(g.clone()),
+            ..SetupChoice::default()
+        })
+    }
 }
 
 /// The server table the form writes when none exists.
@@ -81,6 +181,7 @@ impl ExtractConfig {
             schedule: Schedule::parse(self.schedule.trim()).unwrap_or_default(),
             input_price_per_mtok: self.input_price_per_mtok,
             output_price_per_mtok: self.output_price_per_mtok,
+            allow_http: server.is_some_and(|s| s.allow_http),
         }
     }
 }
@@ -148,10 +249,16 @@ pub fn write_extract_setup(text: &str, setup: &ExtractSetup) -> Result<String, S
         server.set_implicit(false);
         set_str(server, "endpoint", &setup.endpoint);
         set_str(server, "api_key_env", &setup.api_key_env);
+        if setup.allow_http {
+            super::set_kept(server, "allow_http", true);
+        } else {
+            server.remove("allow_http");
+        }
         if several {
             super::set_kept(extract, "server", name);
         }
     }
+    super::comments::keep_closing_comments(&mut doc);
     Ok(doc.to_string())
 }
 
@@ -171,6 +278,7 @@ mod edit_tests {
             schedule: Schedule::Nightly,
             input_price_per_mtok: None,
             output_price_per_mtok: None,
+            allow_http: false,
         }
     }
 
@@ -218,6 +326,93 @@ mod edit_tests {
         assert_eq!(
             c.recall.extract.servers["box"].endpoint,
             "http://127.0.0.1:9/v1"
+        );
+    }
+
+    /// `[recall.extract]` added under a `[recall]` whose last line is a comment: the comment
+    /// stays at the end of `[recall]` (toml_edit would write it under the new header), at the
+    /// end of the file and before the next table alike; the comment right above the next
+    /// table's header stays there.
+    #[test]
+    fn a_comment_closing_recall_stays_under_recall() {
+        let after = write_extract_setup(
+            "[recall]\nsession_start_tokens = 2000\n# keep it short\n",
+            &setup(),
+        )
+        .unwrap();
+        assert!(
+            after.starts_with(
+                "[recall]\nsession_start_tokens = 2000\n# keep it short\n\n[recall.extract]\n"
+            ),
+            "{after}"
+        );
+        let before = "[recall]\nsession_start_tokens = 2000\n# keep it short\n\n# reports\n[insights]\nmodel = \"x\"\n";
+        let after = write_extract_setup(before, &setup()).unwrap();
+        assert!(
+            after.starts_with(
+                "[recall]\nsession_start_tokens = 2000\n# keep it short\n\n[recall.extract]\n"
+            ),
+            "{after}"
+        );
+        assert!(
+            after.ends_with("\n\n# reports\n[insights]\nmodel = \"x\"\n"),
+            "{after}"
+        );
+        let c: crate::config::Config = toml::from_str(&after).unwrap();
+        assert_eq!(c.recall.extract.setup(), setup());
+    }
+
+    /// A new generator starts blank: a server's key variable and model are not carried to an
+    /// agent or to another server; a model or key variable chosen with it, and every other
+    /// part given, replace what the setup held; what is not given stays.
+    #[test]
+    fn a_choice_replaces_what_it_names_and_a_new_generator_starts_blank() {
+        let saved = ExtractSetup {
+            api_key_env: "BOX_KEY".into(),
+            input_price_per_mtok: Some(1.5),
+            allow_http: true,
+            ..setup()
+        };
+        let agent = saved.with_generator(&GeneratorChoice::agent("codex"));
+        assert_eq!(
+            (
+                agent.generator.as_str(),
+                agent.endpoint.as_str(),
+                agent.model.as_str(),
+                agent.api_key_env.as_str()
+            ),
+            ("codex", "", "", "")
+        );
+        assert_eq!(
+            (agent.schedule, agent.input_price_per_mtok, agent.enabled),
+            (Schedule::Nightly, Some(1.5), true)
+        );
+        let other = saved.with_choice(&SetupChoice {
+            generator: Some(GeneratorChoice::endpoint("http://127.0.0.1:8080/v1")),
+            model: Some("llama3".into()),
+            enabled: Some(false),
+            ..SetupChoice::default()
+        });
+        assert_eq!(other.endpoint, "http://127.0.0.1:8080/v1");
+        assert_eq!(other.model, "llama3");
+        assert!(
+            other.api_key_env.is_empty() && !other.allow_http,
+            "{other:?}"
+        );
+        assert!(!other.enabled);
+        // No generator given: the saved one stays, what is named changes.
+        let priced = saved.with_choice(&SetupChoice {
+            output_price_per_mtok: Some(4.0),
+            schedule: Some(Schedule::Manual),
+            ..SetupChoice::default()
+        });
+        assert_eq!(
+            priced,
+            ExtractSetup {
+                output_price_per_mtok: Some(4.0),
+                schedule: Schedule::Manual,
+                ..saved
+            }
         );
     }
 

@@ -322,39 +322,6 @@ impl Cairn {
         self.doctor_of(&config)
     }
 
-    /// The setup a generator `detect` found stands for, on top of `base` (the schedule, prices
-    /// and switch kept): an agent CLI by its name (its default model), a local server with the
-    /// first model it lists, a hosted API by its key variable with the model left for the
-    /// person to name. What the desktop's list and `cairn recall extract setup` pick.
-    pub fn extract_setup_for(
-        detected: &llm::detect::DetectedGenerator,
-        base: &ExtractSetup,
-    ) -> ExtractSetup {
-        use llm::detect::DetectedKind;
-        let (generator, endpoint, model, api_key_env) = match detected.kind {
-            DetectedKind::Agent => (detected.name.clone(), "", None, None),
-            DetectedKind::Server => (
-                "endpoint".to_owned(),
-                detected.endpoint.as_deref().unwrap_or_default(),
-                detected.models.first(),
-                None,
-            ),
-            DetectedKind::Key => (
-                "endpoint".to_owned(),
-                detected.endpoint.as_deref().unwrap_or_default(),
-                None,
-                detected.api_key_env.as_ref(),
-            ),
-        };
-        ExtractSetup {
-            generator,
-            endpoint: endpoint.to_owned(),
-            model: model.cloned().unwrap_or_default(),
-            api_key_env: api_key_env.cloned().unwrap_or_default(),
-            ..base.clone()
-        }
-    }
-
     /// What is wrong with `var` as the name of the variable holding an API key, in words that
     /// never repeat a key pasted in its place (doctor's check); `None` for a name or nothing.
     /// A front door says it with the name of its own field or flag.

@@ -81,7 +81,35 @@ impl Cairn {
         progress: &dyn Fn(Phase),
     ) -> Result<Generated> {
         let generator = self.insight_generator(req.generator.as_deref())?;
-        self.insight_generate_with(req, generator.as_ref(), progress)
+        let ready = self.nothing_set_up_for_reports(req.generator.as_deref());
+        self.generate_through(req, generator.as_ref(), progress, ready)
+    }
+
+    /// Whether a report can be written when nothing was chosen: no generator named, no
+    /// `[insights]` endpoint, and the default agent CLI neither given a binary nor on `PATH`
+    /// refuse it, saying that the way to choose is setup (not how to point Cairn at a `claude`
+    /// binary). Asked only once the slice holds sessions and no stored report answers: a dry
+    /// run, an empty slice and a stored report need no generator.
+    fn nothing_set_up_for_reports(&self, name: Option<&str>) -> Result<()> {
+        let chose = name.is_some_and(|n| !n.trim().is_empty())
+            || self.config.insights.endpoint.is_some()
+            || self.config.insights.model.is_some();
+        let agent = "claude";
+        let own_binary = self
+            .config
+            .agent
+            .get(agent)
+            .is_some_and(|a| a.binary.is_some());
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if chose || own_binary || crate::llm::detect::which(agent, &path).is_some() {
+            return Ok(());
+        }
+        Err(Error::Generator {
+            what: "reports".into(),
+            message: format!(
+                "no generator is set up: no [insights] endpoint, and `{agent}`, the agent CLI reports go to without one, is not on PATH; name an OpenAI-compatible server with `cairn insights setup --endpoint <url> --model <model>`, or install {agent}, or pick another agent CLI with --generator codex|gemini|copilot"
+            ),
+        })
     }
 
     /// [`Cairn::insight_generate`] with a given generator.
@@ -90,6 +118,17 @@ impl Cairn {
         req: &GenerateRequest,
         generator: &dyn Generator,
         progress: &dyn Fn(Phase),
+    ) -> Result<Generated> {
+        self.generate_through(req, generator, progress, Ok(()))
+    }
+
+    /// A report through `generator`, once `ready` says it can be asked.
+    fn generate_through(
+        &self,
+        req: &GenerateRequest,
+        generator: &dyn Generator,
+        progress: &dyn Fn(Phase),
+        ready: Result<()>,
     ) -> Result<Generated> {
         self.writable()?;
         progress(Phase::Material);
@@ -116,6 +155,7 @@ impl Cairn {
                 cached: true,
             });
         }
+        ready?;
         progress(Phase::Generating);
         let insight = insights::write(plan, generator, req.title.as_deref())?;
         progress(Phase::Saving);

@@ -256,22 +256,26 @@ impl Client {
                 Some("length") => return Attempt::Fail(LlmError::Truncated),
                 Some(other) => {
                     return Attempt::Fail(LlmError::Reply(format!(
-                        "the model stopped with finish_reason {:?}",
-                        crate::text::one_line(other, 40)
+                        "the model stopped with finish_reason {}",
+                        super::quoted(other)
                     )));
                 }
             }
-            match choice
-                .get("message")
-                .and_then(|m| m.get("content"))
-                .and_then(Value::as_str)
-            {
-                Some(c) if !c.trim().is_empty() => Attempt::Done(ChatReply {
+            match choice.get("message").and_then(|m| m.get("content")) {
+                Some(Value::String(c)) if !c.trim().is_empty() => Attempt::Done(ChatReply {
                     content: c.to_owned(),
                     usage,
                     attempts: 0,
                 }),
-                _ => Attempt::Fail(LlmError::Reply("the model returned empty content".into())),
+                None | Some(Value::Null | Value::String(_)) => {
+                    Attempt::Fail(LlmError::Reply("the model returned empty content".into()))
+                }
+                // Said apart from an empty answer: a server that answers `42` or a list of parts
+                // is not following the protocol the same way as a model with nothing to say.
+                Some(other) => Attempt::Fail(LlmError::Reply(format!(
+                    "the model's content is {}, not text",
+                    json_kind(other)
+                ))),
             }
         })
         .map(|(mut reply, attempts)| {
@@ -524,6 +528,19 @@ impl Client {
             ),
             _ => Attempt::Fail(LlmError::BadRequest { status, detail }),
         }
+    }
+}
+
+/// What a JSON value is, in a message's words ("a number"): said of an answer's content
+/// without quoting it.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
     }
 }
 

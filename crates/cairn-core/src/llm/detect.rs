@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{Client, Endpoint, Server};
-use crate::config::GENERATOR_AGENTS;
+use crate::config::{GENERATOR_AGENTS, GeneratorChoice};
 
 /// A local server kind and the port it listens on by default.
 pub const SERVERS: [(&str, &str, u16); 4] = [
@@ -154,6 +154,11 @@ pub struct DetectedGenerator {
     pub paid: bool,
     /// Why it may not work as found (a `--version` that failed, a server that lists nothing).
     pub problem: Option<String>,
+    /// The generator a pick of it sets up: an agent by its name, a server with the first model
+    /// it lists, a key's provider with its variable. `cairn recall extract setup` and the
+    /// desktop's list apply it as it is ([`crate::config::ExtractSetup::with_generator`]).
+    #[serde(default)]
+    pub setup: GeneratorChoice,
 }
 
 impl DetectedGenerator {
@@ -169,6 +174,25 @@ impl DetectedGenerator {
             api_key_env: None,
             paid: false,
             problem: None,
+            setup: GeneratorChoice::default(),
+        }
+    }
+
+    /// What picking it sets up: an agent CLI by its name (its default model), a local server
+    /// with the first model it lists, a hosted API by its key variable with the model left for
+    /// the person to name.
+    fn stands_for(&self) -> GeneratorChoice {
+        let endpoint = self.endpoint.as_deref().unwrap_or_default();
+        match self.kind {
+            DetectedKind::Agent => GeneratorChoice::agent(&self.name),
+            DetectedKind::Server => GeneratorChoice {
+                model: self.models.first().cloned().unwrap_or_default(),
+                ..GeneratorChoice::endpoint(endpoint)
+            },
+            DetectedKind::Key => GeneratorChoice {
+                api_key_env: self.api_key_env.clone().unwrap_or_default(),
+                ..GeneratorChoice::endpoint(endpoint)
+            },
         }
     }
 }
@@ -207,7 +231,15 @@ pub fn detect(probe: &Probe) -> Vec<DetectedGenerator> {
             g.paid = true;
             g
         });
-    agents.into_iter().chain(servers).chain(keys).collect()
+    agents
+        .into_iter()
+        .chain(servers)
+        .chain(keys)
+        .map(|mut g| {
+            g.setup = g.stands_for();
+            g
+        })
+        .collect()
 }
 
 /// The first executable `name` in `path`.
@@ -365,6 +397,48 @@ mod tests {
         ] {
             assert_eq!(loopback_port(v), port, "{v}");
         }
+    }
+
+    /// What a pick sets up: an agent by its name alone, a server with the first model it
+    /// lists, a key's provider with its variable and no model.
+    #[test]
+    fn a_detected_generator_stands_for_its_setup() {
+        let mut server = DetectedGenerator::new(DetectedKind::Server, "ollama", "Ollama".into());
+        server.endpoint = Some("http://127.0.0.1:11434/v1".into());
+        server.models = vec!["qwen3:8b".into(), "llama3.2".into()];
+        assert_eq!(
+            server.stands_for(),
+            GeneratorChoice {
+                model: "qwen3:8b".into(),
+                ..GeneratorChoice::endpoint("http://127.0.0.1:11434/v1")
+            }
+        );
+        let mut key = DetectedGenerator::new(DetectedKind::Key, "OPENAI_API_KEY", "OpenAI".into());
+        key.endpoint = Some("https://api.openai.com/v1".into());
+        key.api_key_env = Some("OPENAI_API_KEY".into());
+        assert_eq!(
+            key.stands_for(),
+            GeneratorChoice {
+                api_key_env: "OPENAI_API_KEY".into(),
+                ..GeneratorChoice::endpoint("https://api.openai.com/v1")
+            }
+        );
+        let agent = DetectedGenerator::new(DetectedKind::Agent, "codex", "codex".into());
+        assert_eq!(agent.stands_for(), GeneratorChoice::agent("codex"));
+        // What detection hands out carries it.
+        let probe = Probe {
+            path: OsString::new(),
+            servers: Vec::new(),
+            set_variables: vec!["OPENAI_API_KEY".into()],
+        };
+        let found = detect(&probe);
+        assert!(
+            !found.is_empty()
+                && found
+                    .iter()
+                    .all(|g| g.setup == g.stands_for() && !g.setup.generator.is_empty()),
+            "{found:?}"
+        );
     }
 
     #[test]

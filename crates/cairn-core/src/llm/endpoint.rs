@@ -45,7 +45,7 @@ pub(crate) fn key_variable_problem(env: &str) -> Option<String> {
         let _ = crate::archive::redact::Redactor::global().redact_text(env, "", &mut found);
         // A hex key (Azure's are 32 digits) is a valid name by its characters alone.
         let hex_run = env.len() >= 20 && env.chars().all(|c| c.is_ascii_hexdigit());
-        !found.is_empty() || env.len() > 64 || hex_run
+        !found.is_empty() || env.len() > 64 || hex_run || env.split('_').any(is_key_shaped)
     };
     let name_chars = env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if env.is_empty() || (!looks_like_a_key && name_chars) {
@@ -64,6 +64,20 @@ pub(crate) fn key_variable_problem(env: &str) -> Option<String> {
     ))
 }
 
+/// Whether one `_`-separated part of a variable's name reads as a key's random run rather than
+/// a word: long, with digits among the letters and, under 24 characters, both cases mixed
+/// (`abcdEFGH1234ijklMNOP5678qrst`). A variable's name is made of words (`OPENAI_API_KEY`,
+/// `MY_KEY_2`, `openaiKey`), which the redactor's entropy layer leaves alone when they are this
+/// short; the key itself, pasted where its name goes, would then be written to config.toml.
+fn is_key_shaped(part: &str) -> bool {
+    let has = |f: fn(&char) -> bool| part.chars().any(|c| f(&c));
+    let digits = has(char::is_ascii_digit);
+    let letters = has(char::is_ascii_alphabetic);
+    let mixed_case = has(char::is_ascii_lowercase) && has(char::is_ascii_uppercase);
+    let len = part.chars().count();
+    digits && letters && (len >= 24 || (len >= 16 && mixed_case))
+}
+
 impl ServerConfig {
     /// Validate under `key` (e.g. `recall.extract.servers.local`); errors name `config_path`
     /// and the key to fix.
@@ -79,7 +93,7 @@ impl ServerConfig {
             ));
         }
         let endpoint = Endpoint::parse(self.endpoint.trim()).map_err(|m| bad("endpoint", m))?;
-        if endpoint.scheme == Scheme::Http && !endpoint.is_loopback() && !self.allow_http {
+        if endpoint.is_plain_http_off_this_machine() && !self.allow_http {
             return Err(bad(
                 "endpoint",
                 format!(
@@ -262,6 +276,13 @@ impl Endpoint {
             path,
             query,
         })
+    }
+
+    /// Plain HTTP to a host that is not this machine: what reaches it crosses a network
+    /// unencrypted, so a server table allows it only with `allow_http` (and `cairn recall
+    /// extract setup` only with `--allow-http`).
+    pub fn is_plain_http_off_this_machine(&self) -> bool {
+        self.scheme == Scheme::Http && !self.is_loopback()
     }
 
     /// `localhost` or a loopback IP address.
@@ -488,6 +509,35 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("k.api_key_env"), "{err}");
+    }
+
+    /// A key pasted where its variable's name goes is refused without being repeated, even a
+    /// key too short or too plain for the redactor's rules; a real variable's name is not.
+    #[test]
+    fn a_key_shaped_variable_name_is_refused_and_a_real_name_is_not() {
+        for name in [
+            "OPENAI_API_KEY",
+            "MY_KEY_2",
+            "AZURE_OPENAI_API_KEY",
+            "GOOGLE_GENERATIVE_AI_API_KEY",
+            "CAIRN_TEST_LLM_KEY",
+            "HF_TOKEN",
+            "openaiKey",
+            "DeepSeekApiKey2",
+            "OPENROUTER_KEY_2024_06",
+            "KEY_FOR_GPT4O_AND_CLAUDE35",
+        ] {
+            assert_eq!(key_variable_problem(name), None, "{name}");
+        }
+        for key in [
+            "abcdEFGH1234ijklMNOP5678qrst",
+            "MY_abcdEFGH1234ijklMNOP",
+            "a1b2c3d4e5f6g7h8i9j0k1l2m3",
+        ] {
+            let why = key_variable_problem(key).unwrap_or_default();
+            assert!(why.contains("looks like a key"), "{key}: {why}");
+            assert!(!why.contains(&key[key.len() - 8..]), "{why}");
+        }
     }
 
     #[test]

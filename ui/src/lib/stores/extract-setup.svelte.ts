@@ -30,17 +30,11 @@ export function blankSetup(): ExtractSetup {
   };
 }
 
-/** The setup a detected generator stands for: an agent CLI, a local server with its first
- * model, or a hosted API by its key variable (the model left for the person to name). */
-export function setupFor(g: DetectedGenerator, base: ExtractSetup): ExtractSetup {
-  switch (g.kind) {
-    case 'agent':
-      return { ...base, generator: g.name, endpoint: '', model: '', api_key_env: '' };
-    case 'server':
-      return { ...base, generator: 'endpoint', endpoint: g.endpoint ?? '', model: g.models[0] ?? '', api_key_env: '' };
-    case 'key':
-      return { ...base, generator: 'endpoint', endpoint: g.endpoint ?? '', model: '', api_key_env: g.api_key_env ?? '' };
-  }
+/** `base` with the detected generator `g` picked: the core says what `g` stands for
+ * (`g.setup`: generator, endpoint, model, key variable and plain HTTP allowed, set whole); the
+ * schedule, prices and switch stay. */
+export function withPicked(g: DetectedGenerator, base: ExtractSetup): ExtractSetup {
+  return { ...base, ...g.setup };
 }
 
 /** Does `setup` use the detected generator `g`? */
@@ -128,7 +122,7 @@ export class ExtractSetupStore {
   }
 
   pick(g: DetectedGenerator): void {
-    this.draft = setupFor(g, this.draft);
+    this.draft = withPicked(g, this.draft);
     this.test.reset();
   }
 

@@ -1,16 +1,27 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DetectedGenerator, ExtractPreview, ExtractSetup } from '../api';
-import { ExtractSetupStore, blankSetup, missing, passSeconds, roughly, setupFor, uses, type ExtractSetupApi } from './extract-setup.svelte';
+import { ExtractSetupStore, blankSetup, missing, passSeconds, roughly, uses, withPicked, type ExtractSetupApi } from './extract-setup.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
 function detected(kind: DetectedGenerator['kind'], name: string, extra: Partial<DetectedGenerator> = {}): DetectedGenerator {
-  return { kind, name, label: name, path: null, version: null, endpoint: null, models: [], api_key_env: null, paid: false, problem: null, ...extra };
+  const setup = { generator: 'endpoint', endpoint: '', model: '', api_key_env: '', allow_http: false };
+  return { kind, name, label: name, path: null, version: null, endpoint: null, models: [], api_key_env: null, paid: false, problem: null, setup, ...extra };
 }
 
-const server = detected('server', 'ollama', { endpoint: 'http://127.0.0.1:11434/v1', models: ['qwen3:8b', 'llama3.2'] });
-const key = detected('key', 'OPENAI_API_KEY', { endpoint: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', paid: true });
-const agent = detected('agent', 'codex');
+// As the core's detection hands them out: each with the setup a pick of it stands for.
+const server = detected('server', 'ollama', {
+  endpoint: 'http://127.0.0.1:11434/v1',
+  models: ['qwen3:8b', 'llama3.2'],
+  setup: { generator: 'endpoint', endpoint: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', api_key_env: '', allow_http: false },
+});
+const key = detected('key', 'OPENAI_API_KEY', {
+  endpoint: 'https://api.openai.com/v1',
+  api_key_env: 'OPENAI_API_KEY',
+  paid: true,
+  setup: { generator: 'endpoint', endpoint: 'https://api.openai.com/v1', model: '', api_key_env: 'OPENAI_API_KEY', allow_http: false },
+});
+const agent = detected('agent', 'codex', { setup: { generator: 'codex', endpoint: '', model: '', api_key_env: '', allow_http: false } });
 
 function preview(extra: Partial<ExtractPreview> = {}): ExtractPreview {
   return {
@@ -32,17 +43,23 @@ function preview(extra: Partial<ExtractPreview> = {}): ExtractPreview {
 }
 
 describe('extraction setup', () => {
-  it('turns a detected generator into a setup, and knows which one a setup uses', () => {
-    const base = { ...blankSetup(), schedule: 'nightly' as const };
-    const s = setupFor(server, base);
-    expect(s).toMatchObject({ generator: 'endpoint', endpoint: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', schedule: 'nightly' });
+  it('picks the setup the core says a detected generator stands for, and knows which one a setup uses', () => {
+    const base = { ...blankSetup(), schedule: 'nightly' as const, input_price_per_mtok: 1.5, allow_http: true };
+    const s = withPicked(server, base);
+    // Plain HTTP allowed to the server before is not carried to the one picked.
+    expect(s).toEqual({ ...base, generator: 'endpoint', endpoint: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b', api_key_env: '', allow_http: false });
     expect(uses(s, server) && !uses(s, key) && !uses(s, agent)).toBe(true);
-    const k = setupFor(key, s);
-    expect(k).toMatchObject({ endpoint: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', model: '' });
+    const k = withPicked(key, s);
+    expect(k).toMatchObject({ endpoint: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', model: '', schedule: 'nightly' });
     expect(uses(k, key)).toBe(true);
-    const a = setupFor(agent, k);
-    expect(a).toMatchObject({ generator: 'codex', endpoint: '', api_key_env: '' });
+    const a = withPicked(agent, k);
+    expect(a).toMatchObject({ generator: 'codex', endpoint: '', model: '', api_key_env: '', input_price_per_mtok: 1.5 });
     expect(uses(a, agent) && !uses(a, server)).toBe(true);
+    // The store's pick is that.
+    const store = new ExtractSetupStore({} as ExtractSetupApi);
+    store.draft = k;
+    store.pick(agent);
+    expect(store.draft).toEqual(a);
   });
 
   it('says what is missing before a test or a save', () => {

@@ -49,6 +49,10 @@ pub use crate::config::Schedule;
 
 const KEY: &str = "recall.extract";
 
+/// Where a person sets extraction up, in the words every message uses.
+pub const SETUP_HOW: &str =
+    "`cairn recall extract setup` (in the desktop app, Settings → Recall extraction)";
+
 /// Validated extraction settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -108,15 +112,22 @@ impl Settings {
             path: self.config_path.clone(),
             message: m,
         };
+        // Said without the file: before setup there is none, and the way in is setup, not an
+        // edit (a pass sends redacted transcript text out, so it waits for someone to choose).
+        if !self.enabled && !self.is_configured() {
+            return Err(Error::Refused(format!(
+                "Recall extraction is not set up: {SETUP_HOW} chooses who reads your sessions (an agent CLI or a model server), tests it and turns extraction on; a pass sends them redacted transcript text, so nothing runs until then"
+            )));
+        }
         if !self.enabled {
-            return Err(err(format!(
-                "{KEY}.enabled is false; extraction sends redacted transcript text to a model server, so it runs only when you set `enabled = true` under [{KEY}]"
+            return Err(Error::Refused(format!(
+                "Recall extraction is off (set up with --off, or switched off since): {SETUP_HOW} turns it on again (on a terminal, Enter keeps the saved generator)"
             )));
         }
         match (&self.server, self.agent) {
             (_, Some(_)) | (Some(_), None) => Ok(()),
             (None, None) => Err(err(format!(
-                "{KEY}.servers: no model server is defined; add [{KEY}.servers.<name>] with an endpoint"
+                "{KEY}.servers: no model server is defined; choose one with {SETUP_HOW}"
             ))),
         }
     }
@@ -192,9 +203,7 @@ impl ExtractConfig {
             if self.enabled && agent.is_none() {
                 return Err(err(
                     "servers",
-                    format!(
-                        "define the model server: [{KEY}.servers.local] with endpoint = \"http://127.0.0.1:8080/v1\""
-                    ),
+                    format!("no model server is defined: choose one with {SETUP_HOW}"),
                 ));
             }
             None
@@ -409,6 +418,23 @@ mod tests {
         assert!(s.runnable().is_ok());
         let off = parse("model = \"m\"").unwrap();
         assert!(off.server.is_none() && off.runnable().is_err());
+        // Before setup (no file at all) and after `setup --off`, a pass that will not run
+        // points at setup, not at a hand edit of a file that may not exist.
+        let off = parse(
+            "enabled = false\nmodel = \"m\"\n[servers.a]\nendpoint = \"http://127.0.0.1:9/v1\"\n",
+        )
+        .unwrap();
+        for (settings, says) in [(parse("").unwrap(), "is not set up"), (off, "is off")] {
+            let why = settings.runnable().unwrap_err().to_string();
+            assert!(
+                why.contains(says)
+                    && why.contains("`cairn recall extract setup`")
+                    && why.contains("Settings → Recall extraction")
+                    && !why.contains("enabled = true")
+                    && !why.contains("config.toml"),
+                "{why}"
+            );
+        }
         assert_eq!(s.schedule, Schedule::AfterSync);
         assert!(s.agent.is_none() && s.prices.is_none());
         assert!(

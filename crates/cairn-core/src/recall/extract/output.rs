@@ -4,7 +4,9 @@
 //! Every generator's answer (an endpoint's or an agent CLI's) passes here. Text fields keep only
 //! what is printable ([`crate::text::printable`]: no escape sequences, control or bidi
 //! characters), so an entry never carries a terminal sequence into a listing, and are redacted
-//! before they are stored ([`RawEntry::redacted`]).
+//! before they are stored ([`RawEntry::redacted`]). What a violation quotes of the answer (a key,
+//! a type) is quoted by [`crate::llm::quoted`], redacted: a model can echo a secret into the
+//! very field that breaks the format, and the message is printed and stored.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -12,7 +14,7 @@ use serde_json::{Map, Value};
 use super::prompt::{
     MAX_BODY, MAX_ENTITIES, MAX_ENTITY, MAX_ENTRIES, MAX_TITLE, MAX_TRIGGER, TYPES,
 };
-use crate::llm::{LlmError, Outbound};
+use crate::llm::{LlmError, Outbound, quoted};
 use crate::recall::model::EntryType;
 
 /// One entry as the model returned it.
@@ -34,10 +36,7 @@ fn violation(m: String) -> LlmError {
 
 fn exact_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), LlmError> {
     if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
-        return Err(violation(format!(
-            "{at} has an unknown key {:?}",
-            crate::text::one_line(k, 40)
-        )));
+        return Err(violation(format!("{at} has an unknown key {}", quoted(k))));
     }
     if let Some(k) = keys.iter().find(|k| !o.contains_key(**k)) {
         return Err(violation(format!("{at} lacks {k:?}")));
@@ -112,8 +111,8 @@ impl<'de> Visitor<'de> for DistinctVisitor {
         while let Some(key) = map.next_key::<String>()? {
             if members.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
-                    "the key {:?} is repeated",
-                    crate::text::one_line(&key, 40)
+                    "the key {} is repeated",
+                    quoted(&key)
                 )));
             }
             let Distinct(v) = map.next_value()?;
@@ -170,12 +169,7 @@ pub fn parse(content: &str) -> Result<Vec<RawEntry>, LlmError> {
             .iter()
             .copied()
             .find(|x| x.as_str() == t)
-            .ok_or_else(|| {
-                violation(format!(
-                    "{at}.type {:?} is not allowed",
-                    crate::text::one_line(t, 40)
-                ))
-            })?;
+            .ok_or_else(|| violation(format!("{at}.type {} is not allowed", quoted(t))))?;
         let confidence = o["confidence"]
             .as_f64()
             .filter(|c| c.is_finite() && (0.0..=1.0).contains(c))
@@ -411,6 +405,50 @@ mod tests {
         }
         assert!(e.title.starts_with("Use token [REDACTED:"), "{}", e.title);
         assert!(e.entities.contains(&"src".to_owned()), "{:?}", e.entities);
+    }
+
+    /// A model that echoes a secret into the field that breaks the format: the violation says
+    /// where, and quotes the field redacted, never a byte of the secret (a token cut to the
+    /// quote's length would no longer be recognised, so it is redacted whole first).
+    #[test]
+    fn a_violation_never_quotes_a_secret_the_model_echoed() {
+        let github = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+        let aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYZ";
+        let aws_json = aws.replace('/', "\\/");
+        for (bad, says) in [
+            (
+                entry("").replace("\"fact\"", &format!("\"{github}\"")),
+                "entries[0].type \"[REDACTED:",
+            ),
+            (
+                entry(&format!(",\"{aws_json}\":1")),
+                "entries[0] has an unknown key \"[REDACTED:",
+            ),
+            (
+                format!(r#"{{"entries":[],"{github}":true}}"#),
+                "the reply has an unknown key \"[REDACTED:",
+            ),
+            (
+                entry("").replace(r#""last":4"#, &format!(r#""last":4,"{github}":4"#)),
+                "entries[0].evidence has an unknown key \"[REDACTED:",
+            ),
+            (
+                entry("").replace(r#""first":3"#, &format!(r#""first":"{github}""#)),
+                "entries[0].evidence.first is not an integer",
+            ),
+            (
+                entry(&format!(",\"{aws_json}\":1,\"{aws_json}\":2")),
+                "the key \"[REDACTED:",
+            ),
+        ] {
+            let err = parse(&bad).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+            for secret in [github, aws] {
+                // No run of the secret long enough to mean anything (its prefix aside).
+                let tail = &secret[secret.len() - 12..];
+                assert!(!err.contains(tail), "{secret} in {err}");
+            }
+        }
     }
 
     #[test]

@@ -339,6 +339,10 @@ impl Pass<'_> {
     ) {
         let rep = || report.lock().unwrap_or_else(PoisonError::into_inner);
         let fail = |error: String| {
+            // Redacted once more before it is stored, reported or shown: each part of a message
+            // that quotes a model or a server is redacted where it is quoted, and this is the one
+            // gate every failure passes, whatever wrote it.
+            let error = crate::llm::redacted(&error);
             let now = crate::clock::now();
             {
                 let store = lock(self.db);
@@ -439,7 +443,7 @@ impl Pass<'_> {
                 Err(e) if e.scope() == crate::llm::Scope::Endpoint => {
                     let mut a = abort.lock().unwrap_or_else(PoisonError::into_inner);
                     if a.is_none() {
-                        *a = Some(e.to_string());
+                        *a = Some(crate::llm::redacted(&e.to_string()));
                     }
                     return;
                 }
