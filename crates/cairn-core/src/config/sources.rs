@@ -50,6 +50,7 @@ pub fn write_source_dirs(text: &str, agent: Agent, dirs: &[String]) -> Result<St
     if entry.is_empty() {
         sources.remove(&key);
     }
+    super::comments::keep_closing_comments(&mut doc);
     Ok(doc.to_string())
 }
 
@@ -143,5 +144,17 @@ mod tests {
             assert!(err.contains(why), "{text:?}: {err}");
             assert!(!err.contains('\n'), "{err:?}");
         }
+    }
+
+    /// A new `[sources.<agent>]` after a table that ends in a comment: the comment stays under
+    /// the table it closes; one right above a later header stays with that header.
+    #[test]
+    fn a_comment_closing_a_table_stays_there_when_an_agents_folders_are_added() {
+        let before = "[sources.claude]\ndirs = [\"/x\"]\n# claude: the work laptop's copy\n";
+        let after = write_source_dirs(before, Agent::Codex, &dirs(&["/c"])).unwrap();
+        assert_eq!(
+            after,
+            "[sources.claude]\ndirs = [\"/x\"]\n# claude: the work laptop's copy\n\n[sources.codex]\ndirs = [\"/c\"]\n"
+        );
     }
 }

@@ -156,6 +156,7 @@ pub fn write_team_setup(text: &str, setup: &TeamConfig) -> Result<String, String
             team.remove("port");
         }
     }
+    super::comments::keep_closing_comments(&mut doc);
     Ok(doc.to_string())
 }
 
@@ -278,5 +279,23 @@ mod tests {
         let err = write_team_setup("team = { host = \"h\" }\n", &setup()).unwrap_err();
         assert!(err.contains("`team` is not a [table]"), "{err}");
         assert!(write_team_setup("[team\n", &setup()).is_err());
+    }
+
+    /// `[team]` added at the end of a file whose last table ends in a comment: the comment
+    /// stays under that table, not under `[team]`.
+    #[test]
+    fn a_comment_closing_the_last_table_stays_there_when_team_is_added() {
+        let before = "[recall]\nsession_start_tokens = 2000\n# recall: keep it short\n";
+        let after = write_team_setup(before, &setup()).unwrap();
+        assert!(
+            after.starts_with(
+                "[recall]\nsession_start_tokens = 2000\n# recall: keep it short\n\n[team]\n"
+            ),
+            "{after}"
+        );
+        assert!(
+            after.ends_with("password_env = \"TEAM_PW\"\nport = 5433\n"),
+            "{after}"
+        );
     }
 }
