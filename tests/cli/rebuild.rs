@@ -485,3 +485,75 @@ fn a_forget_lists_what_rebuilds_left_before_it_is_confirmed() {
         "{listed}"
     );
 }
+
+/// The `rm` a forget's list gives for a database it cannot clean names that file, not the name
+/// cleaned for the terminal: in a data dir named `da␛[31mta`, which cleans to the `data` beside
+/// it, the words run by bash delete the set-aside database and its `-wal`, and a file of the
+/// same name in `data` stays. The forget, done, gives the same words.
+#[cfg(unix)]
+#[test]
+fn a_forgets_rm_line_names_the_file_whatever_its_folder_is_called() {
+    let env = Env::new().with_fixtures();
+    let data = env.root.path().join("da\u{1b}[31mta");
+    let cairn = |args: &[&str]| {
+        let out = command(&env)
+            .env("CAIRN_DATA_DIR", &data)
+            .args(args)
+            .output()
+            .unwrap();
+        succeeded(out, &format!("cairn {args:?}"))
+    };
+    cairn(&["sync"]);
+    cairn(&["reindex", "--from-copies", "--force"]);
+    let aside = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("cairn.db.damaged-")
+                && !name.ends_with("-wal")
+                && !name.ends_with("-shm")
+        })
+        .unwrap();
+    rusqlite::Connection::open(&aside)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 3")
+        .unwrap();
+    // Where the cleaned name points: another file, which must stay.
+    let decoy = env.data().join(aside.file_name().unwrap());
+    std::fs::write(&decoy, b"not the set-aside database").unwrap();
+
+    let listed = cairn(&[
+        "forget",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+        "--dry-run",
+    ]);
+    assert!(
+        listed.contains("cannot be cleaned of them") && !listed.contains('\u{1b}'),
+        "{listed}"
+    );
+    let line = listed
+        .lines()
+        .find(|l| l.contains("rm -f"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    let rm = &line[line.find("rm -f").unwrap()..];
+    // The forget done says the same words of it.
+    let done = cairn(&["forget", "1af7fc5e-8455-4414-9ccd-011d40f70b2a", "--yes"]);
+    assert!(done.contains(rm) && !done.contains('\u{1b}'), "{done}");
+    // A write-ahead log beside it, as a database set aside while in use keeps.
+    let wal = PathBuf::from(format!("{}-wal", aside.display()));
+    std::fs::write(&wal, b"").unwrap();
+    let ran = Command::new("bash")
+        .args(["-c", rm])
+        .current_dir(env.root.path())
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    assert!(!aside.exists() && !wal.exists(), "{rm}");
+    assert!(decoy.exists(), "{rm} deleted {}", decoy.display());
+    assert!(data.join("cairn.db").exists());
+    assert!(
+        line.contains("in bash or zsh (its name holds characters a terminal does not show"),
+        "{line}"
+    );
+}

@@ -947,6 +947,63 @@ fn an_archive_from_before_migration_49_reports_the_same_counts() {
     assert_eq!(counts(&cairn), before);
 }
 
+/// A record a keyed source rewrites in place changes what a model is shown while the session's
+/// records end where they did. Synthetic lines (no public Gemini sample re-appends a message; see
+/// tests/fixtures/gemini/SOURCES.md): Gemini CLI's JSONL writes an answer blank, then again
+/// under the same id with its words. Status, which had read that a pass has nothing to read in
+/// the session, counts it to read at once, before any pass, as the preview does.
+#[test]
+fn a_record_rewritten_in_place_with_words_is_to_read() {
+    let fake = FakeLlm::start(Some(&key()));
+    let env = Env::new();
+    env.config(&fake.url(), "");
+    let cairn = env.open();
+    let dir = env.dir.path().join("gemini/proj/chats");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("session-2026-03-01T10-00-keyed.jsonl");
+    let answer = |text: &str| {
+        json!({"id": "g1", "timestamp": "2026-03-01T10:00:02Z", "type": "gemini",
+            "content": text, "model": "gemini-2.5-pro"})
+        .to_string()
+    };
+    let header = json!({"sessionId": "keyed-1", "projectHash": "00",
+        "startTime": "2026-03-01T10:00:00Z", "lastUpdated": "2026-03-01T10:00:00Z", "kind": "main"});
+    std::fs::write(&path, format!("{header}\n{}\n", answer("\n"))).unwrap();
+    let files = [support::main_file(Agent::Gemini, &path)];
+    let first = support::capture(&cairn, &files);
+    assert_eq!(first.records_added, 1, "{first:?}");
+    let counts = |cairn: &Cairn| {
+        let st = cairn.recall_extract_status().unwrap();
+        (st.not_started, st.sessions_empty)
+    };
+    assert_eq!(counts(&cairn), (0, 1), "a blank answer: nothing to read");
+    assert_eq!(readable_rows(&env).len(), 1, "{:?}", readable_rows(&env));
+
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        format!(
+            "{}\n",
+            answer("The login test timed out after 5s; raising the timeout to 30s fixes it.")
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(f);
+    let second = support::capture(&cairn, &files);
+    assert_eq!(
+        (second.records_added, second.records_updated),
+        (0, 1),
+        "updated in place: {second:?}"
+    );
+    assert_eq!(counts(&cairn), (1, 0), "its words are to read");
+    let preview = cairn.recall_extract_preview(&RunScope::default()).unwrap();
+    assert_eq!(preview.sessions, 1, "{preview:?}");
+}
+
 // ---- generations --------------------------------------------------------------------------------
 
 #[test]

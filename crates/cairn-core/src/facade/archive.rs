@@ -219,7 +219,10 @@ impl Cairn {
     ) {
         // Evidence anchored in these sessions must still say what it said: the touched ones,
         // and those an earlier capture stored but never relinked (it died first). Verified
-        // before the relink, which is what takes a session off the pending list.
+        // before the relink, which is what takes a session off the pending list. The pending
+        // list holds every session whose records changed, in the capture's own transaction:
+        // grown, or holding a keyed record rewritten in place (same ordinal, so the session's
+        // records end where they did).
         let sessions = git::sessions_to_relink(store.conn(), &touched.sessions, backlog)
             .unwrap_or_else(|e| {
                 tracing::warn!("reading the sessions left to relink failed: {e}");
@@ -229,6 +232,13 @@ impl Cairn {
         for &session in &sessions {
             if let Err(e) = recall::evidence::verify_session(store.conn(), session, &now) {
                 tracing::warn!("verifying recall evidence failed: {e}");
+            }
+            // What extraction's status kept of where the session has something to read is
+            // trusted while its records end where they did when read, which a record rewritten
+            // in place does not move (a blank answer given its words): read them again, as
+            // after a reindex.
+            if let Err(e) = recall::extract::store::forget_readable(store.conn(), session) {
+                tracing::warn!("forgetting where a session has something to read failed: {e}");
             }
         }
         match git::after_capture(store.conn_mut(), touched, prefetch, backlog) {

@@ -922,7 +922,8 @@ pub struct ProjectCoverage {
 /// Where in each session a model would have something to read, as far as its records were
 /// read (migration 49, `recall_extract_readable`): what coverage and readiness ask of every
 /// session no progress row covers. A session's records are read only when no stored row
-/// speaks of them as they end now (never read, or grown or read again since); what was read
+/// speaks of them as they end now (never read, or grown since), or a change that left them
+/// ending there took the row away ([`forget_readable`]); what was read
 /// is kept in memory and stored by [`Readable::save`], so the next status reads the records of
 /// the sessions that changed since and no others.
 #[derive(Debug, Default)]
@@ -1034,8 +1035,10 @@ impl Readable {
     }
 }
 
-/// Forget what was read of where `session` has something to read: its records were read
-/// again (a reindex), perhaps ending where they did, so the next status reads them.
+/// Forget what was read of where `session` has something to read: its records changed while
+/// perhaps ending where they did (a reindex read them again; a capture rewrote a keyed record
+/// in place, which the facade hears of through the archive's relink queue), so the next status
+/// reads them.
 pub fn forget_readable(conn: &Connection, session: i64) -> Result<()> {
     conn.prepare_cached("DELETE FROM recall_extract_readable WHERE session_id = ?1")
         .and_then(|mut s| s.execute([session]))
