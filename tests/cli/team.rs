@@ -2895,9 +2895,151 @@ fn grant_takes_a_hostile_role_name_as_one_name_and_refuses_what_it_cannot_mean()
             )),
         "{err}"
     );
+    // A backslash: a server reading strings the old way (standard_conforming_strings off)
+    // would end the printed DELETE's literal at `\'` and run the rest.
+    let slash = format!("x\\';select 1;--{}", unique());
+    admin(&format!("CREATE ROLE \"{slash}\" LOGIN"));
+    let err = refused_admin(&slash);
+    assert!(err.contains("holds a backslash"), "{err}");
+    assert!(!is_member(&db, &slash));
     // The team's role itself.
     let err = refused_admin(&db.team());
     assert!(err.contains("the team's role itself"), "{err}");
+}
+
+/// Roles `role` is a member of, as the catalog says (what a grant would have added).
+fn roles_of(db: &TeamDb, role: &str) -> String {
+    db.sql(&format!(
+        "SELECT coalesce(string_agg(r.rolname, ',' ORDER BY r.rolname), '') FROM pg_auth_members m \
+         JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member \
+         WHERE u.rolname = '{}'",
+        role.replace('\'', "''")
+    ))
+}
+
+/// `cairn.meta.team_role` is the database owner's to rewrite, and the owner need not be a
+/// superuser: pointed at a superuser, at a predefined role that reads the server's files, or at
+/// another team's role, the administrator's next grant would hand that to the teammate. Grant,
+/// revoke and the owner's own `cairn team init` refuse it, naming the role and what is wrong, and
+/// grant nothing; set back, the grant works.
+#[test]
+fn a_team_role_the_owner_pointed_at_a_privileged_role_is_refused_and_nothing_granted() {
+    let db = TeamDb::new();
+    let other = TeamDb::new();
+    let ben = new_role("ben");
+    let boss = format!("boss_{}", unique());
+    admin(&format!("CREATE ROLE {boss} NOLOGIN SUPERUSER"));
+    // A role an administrator made a member of pg_read_server_files on purpose.
+    let reader = new_role("reader");
+    admin(&format!("GRANT pg_read_server_files TO {}", reader.role));
+    let as_owner = |sql: &str| {
+        psql(&db.url(&db.owner), Some(&db.owner.password), sql)
+            .unwrap_or_else(|e| panic!("the owner's SQL failed: {e}\n{sql}"))
+    };
+    for (team, says) in [
+        (boss.as_str(), "is a superuser"),
+        ("pg_read_server_files", "predefined"),
+        ("pg_execute_server_program", "predefined"),
+        (
+            other.team().as_str(),
+            "granted something in another database",
+        ),
+    ] {
+        as_owner(&format!("UPDATE cairn.meta SET team_role = '{team}'"));
+        let out = as_admin(&db, &["team", "grant", &ben.role]);
+        assert_eq!(out.status.code(), Some(1), "{team}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("the team's role {team} "))
+                && err.contains(says)
+                && err.contains("nothing was changed")
+                && err.contains("SET team_role = NULL"),
+            "{team}: {err}"
+        );
+        assert_eq!(roles_of(&db, &ben.role), "", "{team}: granted");
+        // Nor is a revoke steered to take a role an administrator granted on purpose.
+        let out = as_admin(&db, &["team", "revoke", &reader.role]);
+        assert_eq!(out.status.code(), Some(1), "{team}: {out:?}");
+        assert_eq!(roles_of(&db, &reader.role), "pg_read_server_files");
+        // The owner's init grants the archive and CONNECT to it no more.
+        let err = refused(&db.owner, &["team", "init", "--to", &db.url(&db.owner)]);
+        assert!(err.contains(says), "{team}: {err}");
+    }
+    assert_eq!(
+        db.count(&format!(
+            "SELECT count(*) FROM pg_database d, aclexplode(d.datacl) a \
+             WHERE d.datname = '{}' AND a.grantee = '{boss}'::regrole",
+            db.name
+        )),
+        0,
+        "init granted the superuser CONNECT"
+    );
+    // Set back as the hint says: the role named after the database, and the grant goes through.
+    as_owner("UPDATE cairn.meta SET team_role = NULL");
+    let done = admin_json(&db, &["team", "grant", &ben.role]);
+    assert_eq!(done["team_role"], db.team().as_str(), "{done}");
+    assert_eq!(roles_of(&db, &ben.role), db.team());
+}
+
+/// The grant says a teammate may connect only when the server says so: with CONNECT taken
+/// from the team's role (by hand, after `cairn team init`), the member is told they cannot
+/// connect yet and who fixes it; after the owner's init, that they may.
+#[test]
+fn a_grant_says_the_teammate_may_connect_only_when_the_server_lets_them() {
+    let db = TeamDb::new();
+    let ben = new_role("ben");
+    db.sql(&format!(
+        "REVOKE CONNECT ON DATABASE {} FROM {}",
+        db.name,
+        db.team()
+    ));
+    let text = succeeded(as_admin(&db, &["team", "grant", &ben.role]), "grant");
+    assert!(
+        text.contains(&format!("added {} to the team", ben.role))
+            && text.contains(&format!(
+                "{} may not connect to the team's database yet: CONNECT on it is not granted to {}",
+                ben.role,
+                db.team()
+            ))
+            && text.contains("`cairn team init")
+            && !text.contains("may connect, read"),
+        "{text}"
+    );
+    assert_eq!(
+        admin_json(&db, &["team", "grant", &ben.role])["may_connect"],
+        false
+    );
+    db.owner.json(&["team", "init", "--to", &db.url(&db.owner)]);
+    let text = succeeded(as_admin(&db, &["team", "grant", &ben.role]), "grant again");
+    assert!(
+        text.contains(&format!(
+            "{} may connect, read every teammate's records and push their own",
+            ben.role
+        )),
+        "{text}"
+    );
+}
+
+/// The DELETE a revoke prints is printed whole, runnable as it stands, however long the name's
+/// doubled quotes make it.
+#[test]
+fn a_revoke_prints_the_whole_delete_statement() {
+    let db = TeamDb::new();
+    let name = format!("{}{}", "'".repeat(44), unique());
+    assert!(name.len() <= 63, "{name}");
+    admin(&format!("CREATE ROLE \"{name}\" LOGIN"));
+    let lit = name.replace('\'', "''");
+    db.sql(&format!(
+        "INSERT INTO cairn.sessions (publisher, session_key, agent) VALUES ('{lit}', 'k1', 'codex')"
+    ));
+    let sql = format!(
+        "DELETE FROM cairn.sessions WHERE publisher = '{lit}'; DELETE FROM cairn.recall_entries WHERE publisher = '{lit}';"
+    );
+    assert!(sql.chars().count() > 300, "{}", sql.len());
+    let text = succeeded(as_admin(&db, &["team", "revoke", &name]), "revoke");
+    assert!(text.contains(&format!("({sql})")), "{text}");
+    db.sql(&sql);
+    assert_eq!(db.count("SELECT count(*) FROM cairn.sessions"), 0);
 }
 
 /// A version-1 archive still reads (the owner has not upgraded yet), and every read says once,

@@ -333,18 +333,33 @@ fn granted(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
     if r.changed {
         writeln!(
             out,
-            "added {who} to the team (role {team}) at {}: {who} may now connect, read every teammate's records and push their own",
+            "added {who} to the team (role {team}) at {}",
             clean(&r.server)
-        )?;
-        writeln!(
-            out,
-            "next: {who} runs `cairn team push --to {}` with their own password",
-            clean(&with_user(&r.server, &r.role))
         )?;
     } else {
         writeln!(
             out,
             "{who} is already in the team (role {team}): nothing changed"
+        )?;
+    }
+    // What the server answers, not what a grant usually means: the team's role may have lost
+    // CONNECT on the database since `cairn team init` granted it.
+    if r.may_connect {
+        writeln!(
+            out,
+            "{who} may connect, read every teammate's records and push their own"
+        )?;
+        if r.changed {
+            writeln!(
+                out,
+                "next: {who} runs `cairn team push --to {}` with their own password",
+                clean(&with_user(&r.server, &r.role))
+            )?;
+        }
+    } else {
+        writeln!(
+            out,
+            "{who} may not connect to the team's database yet: CONNECT on it is not granted to {team}; the database's owner runs `cairn team init --to …` again, which grants it"
         )?;
     }
     members_line(out, &r.members)
@@ -364,7 +379,12 @@ fn revoked(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
         writeln!(out, "{who} was not a member of {team}: nothing changed")?;
     }
     if !r.member {
-        if r.changed {
+        if r.changed && r.may_connect {
+            writeln!(
+                out,
+                "{who} can no longer read the team archive or push to it, but may still connect to its database (CONNECT granted to it or to PUBLIC)"
+            )?;
+        } else if r.changed {
             writeln!(
                 out,
                 "{who} can no longer connect to the team archive, read it or push to it"
@@ -403,7 +423,8 @@ fn revoked(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
         "{pushed} in the team archive for the team to read, unless forgotten: only a superuser can delete them now{}",
         r.delete_sql
             .as_deref()
-            .map(|sql| format!(" ({})", line(sql, 300)))
+            // Whole, to be run as printed: built from Cairn's table names and a checked role.
+            .map(|sql| format!(" ({})", clean(sql)))
             .unwrap_or_default()
     )?;
     writeln!(

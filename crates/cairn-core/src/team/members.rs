@@ -50,6 +50,11 @@ pub struct TeamMembership {
     pub delete_sql: Option<String>,
     /// The team's direct members after this run.
     pub members: Vec<String>,
+    /// Whether the role may connect to the team's database after this run, as the server
+    /// answers (`CONNECT` through the team's role, a grant of its own, or `PUBLIC`'s): a member
+    /// whose team's role lost `CONNECT` cannot read or push until the owner's `cairn team
+    /// init` grants it again.
+    pub may_connect: bool,
 }
 
 /// Make `role` a member of the team's role at `server`.
@@ -64,8 +69,8 @@ pub fn revoke(server: &Server, role: &str) -> Result<TeamMembership> {
 
 /// Refuse a role name the server would not keep as written, or that a message cannot show:
 /// empty, longer than PostgreSQL keeps, holding an upper-case ASCII letter (PostgreSQL folds
-/// them in a name typed without quotes, so `Ben` is usually meant as `ben`), or holding a
-/// control or invisible character.
+/// them in a name typed without quotes, so `Ben` is usually meant as `ben`), holding a
+/// control or invisible character, or a backslash (see [`quote_literal`]).
 pub fn check_name(server: &Server, name: &str) -> Result<()> {
     let shown = crate::text::one_line(name, 80);
     let refuse =
@@ -82,6 +87,17 @@ pub fn check_name(server: &Server, name: &str) -> Result<()> {
                 "the role name {shown:?} holds a control or invisible character, which no message shows as typed"
             ),
             "give the name as `\\du` in psql lists it, without control characters; a role that truly holds one is granted by hand in SQL".into(),
+        );
+    }
+    if name.contains('\\') {
+        // The DELETE a revoke prints carries the name as a string literal, which a server
+        // with `standard_conforming_strings = off` reads a backslash in as an escape: `x\'`
+        // would end the literal there and run the rest.
+        return refuse(
+            format!(
+                "the role name {shown:?} holds a backslash, which Cairn does not put in SQL it prints"
+            ),
+            "a role whose name holds a backslash is granted or revoked by hand in SQL".into(),
         );
     }
     if name.len() > MAX_NAME {
@@ -199,6 +215,13 @@ fn change(server: &Server, role: &str, grant: bool) -> Result<TeamMembership> {
         )
         .and_then(|r| Ok(r.try_get(0)?))
         .map_err(|e| server.error(e, "cannot read the team's members"))?;
+    let may_connect = client
+        .query_one(
+            "SELECT pg_catalog.has_database_privilege($1::text::name, pg_catalog.current_database(), 'CONNECT')",
+            &[&role],
+        )
+        .and_then(|r| Ok(r.try_get(0)?))
+        .map_err(|e| server.error(e, "cannot read who may connect"))?;
     let sessions_pushed = count(&mut client, "cairn.sessions", role);
     let entries_pushed = count(&mut client, "cairn.recall_entries", role);
     let delete_sql = (!grant && (sessions_pushed.unwrap_or(1) > 0 || entries_pushed.unwrap_or(1) > 0))
@@ -222,12 +245,14 @@ fn change(server: &Server, role: &str, grant: bool) -> Result<TeamMembership> {
         entries_pushed,
         delete_sql,
         members: names(schema::members(server, &mut client, &team)?),
+        may_connect,
     })
 }
 
-/// The team's role as the archive records it. An archive must be there at version 2 or later:
-/// before, the team had no role (every role on the server read it), and only the owner's
-/// `cairn team init` makes one.
+/// The team's role as the archive records it, once [`schema::check_team_role`] shows it is one
+/// (the record is the database owner's to rewrite, and whatever the role holds every member
+/// gets). An archive must be there at version 2 or later: before, the team had no role (every
+/// role on the server read it), and only the owner's `cairn team init` makes one.
 fn team_role(server: &Server, client: &mut Conn) -> Result<String> {
     let owner = |client: &mut Conn| -> Result<String> {
         Ok(crate::text::one_line(
@@ -243,16 +268,20 @@ fn team_role(server: &Server, client: &mut Conn) -> Result<String> {
                 .query_one("SELECT team_role::text FROM cairn.meta", &[])
                 .and_then(|r| Ok(r.try_get(0)?))
                 .map_err(|e| server.error(e, "cannot read cairn.meta"))?;
-            match recorded {
-                Some(team) => Ok(team),
+            let team = match recorded {
+                Some(team) => team,
                 None => {
                     let db: String = client
                         .query_one("SELECT pg_catalog.current_database()::text", &[])
                         .and_then(|r| Ok(r.try_get(0)?))
                         .map_err(|e| server.error(e, "cannot read the database's name"))?;
-                    Ok(schema::team_role_for(&db))
+                    schema::team_role_for(&db)
                 }
-            }
+            };
+            // The database's owner may have rewritten the record: believed only when the
+            // catalog shows a role a teammate may safely be given.
+            schema::check_team_role(server, client, &team)?;
+            Ok(team)
         }
         Some(m) => Err(server.fail(
             ErrorKind::Refused,
@@ -320,8 +349,9 @@ fn count(client: &mut Conn, table: &str, role: &str) -> Option<i64> {
         .ok()
 }
 
-/// `text` as an SQL string literal, its quotes doubled (standard strings: a backslash is
-/// itself). Only names [`check_name`] accepted reach it.
+/// `text` as an SQL string literal, its quotes doubled. Only names [`check_name`] accepted
+/// reach it, which hold no backslash: the literal reads the same whether the server running
+/// it has `standard_conforming_strings` on or off.
 fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
@@ -351,6 +381,7 @@ mod tests {
             ("ana\nbob", "control or invisible"),
             ("a\u{202e}na", "control or invisible"),
             ("", "name the teammate"),
+            ("x\\';drop role ben;--", "backslash"),
         ] {
             let e = check_name(&s, name).unwrap_err();
             let all = format!("{e} {}", e.hint().unwrap_or_default());

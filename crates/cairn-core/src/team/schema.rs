@@ -222,6 +222,92 @@ pub fn team_role_for(database: &str) -> String {
     format!("{}{tail}", &database[..cut])
 }
 
+/// Refuse to treat `team` as the team's role unless the catalog shows it is one: a role nobody
+/// logs in as, with none of the attributes that reach past one database (SUPERUSER, CREATEROLE,
+/// CREATEDB, REPLICATION, BYPASSRLS), not one of PostgreSQL's predefined `pg_*` roles, a member
+/// of no other role, and owning or granted nothing in another database. Whatever is granted the
+/// team's role is handed to every teammate (`cairn team grant`), and `cairn.meta.team_role` is
+/// the database owner's to rewrite, who need not be trusted with more than their database: an
+/// owner who pointed it at a superuser or at `pg_read_server_files` would otherwise have the
+/// administrator's next grant make a teammate one. The name is not required to be
+/// [`team_role_for`] the database's: a renamed database keeps the role it recorded, which these
+/// checks still bind. Nothing is changed; the refusal names the role and what is wrong.
+pub(crate) fn check_team_role(server: &Server, client: &mut Conn, team: &str) -> Result<()> {
+    let shown = crate::text::one_line(&sql_name(team), 80);
+    let found = client
+        .query(
+            "SELECT r.rolcanlogin, r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolreplication,
+                    r.rolbypassrls,
+                    ARRAY(SELECT g.rolname::text FROM pg_catalog.pg_auth_members a
+                          JOIN pg_catalog.pg_roles g ON g.oid = a.roleid
+                          WHERE a.member = r.oid ORDER BY 1),
+                    EXISTS (SELECT 1 FROM pg_catalog.pg_shdepend d, pg_catalog.pg_database here
+                            WHERE here.datname = pg_catalog.current_database()
+                              AND d.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass
+                              AND d.refobjid = r.oid
+                              AND CASE WHEN d.dbid = 0
+                                       THEN NOT (d.classid = 'pg_catalog.pg_database'::pg_catalog.regclass
+                                                 AND d.objid = here.oid)
+                                       ELSE d.dbid <> here.oid END)
+             FROM pg_catalog.pg_roles r WHERE r.rolname = $1",
+            &[&team],
+        )
+        .map_err(|e| server.error(e, "cannot read the team's role"))?;
+    let Some(row) = found.first() else {
+        return Err(server.fail(
+            ErrorKind::NotFound,
+            format!("the team's role {shown} does not exist on this server"),
+            Some(format!(
+                "an administrator (a role that may create roles) runs: CREATE ROLE {shown} NOLOGIN; then the database's owner runs `cairn team init` again"
+            )),
+        ));
+    };
+    // A value that cannot be read counts as the worst case: refused.
+    let flag = |i: usize| row.try_get::<_, bool>(i).unwrap_or(true);
+    let mut wrong: Vec<String> = [
+        (0, "can log in"),
+        (1, "is a superuser"),
+        (2, "may create roles (CREATEROLE)"),
+        (3, "may create databases (CREATEDB)"),
+        (4, "may replicate the whole server (REPLICATION)"),
+        (5, "bypasses row-level security (BYPASSRLS)"),
+    ]
+    .into_iter()
+    .filter(|&(i, _)| flag(i))
+    .map(|(_, what)| what.to_owned())
+    .collect();
+    if team.starts_with("pg_") {
+        wrong.push("is one of PostgreSQL's predefined roles".into());
+    }
+    let groups: Vec<String> = row.try_get(6).unwrap_or_else(|_| vec!["?".into()]);
+    if !groups.is_empty() {
+        wrong.push(format!(
+            "is a member of {}",
+            groups
+                .iter()
+                .map(|g| crate::text::one_line(&sql_name(g), 80))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if flag(7) {
+        wrong.push("owns or is granted something in another database".into());
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(server.fail(
+        ErrorKind::Refused,
+        format!(
+            "the team's role {shown} {}: every teammate granted it would hold that too, so nothing was changed",
+            wrong.join(", ")
+        ),
+        Some(
+            "the team's role is one nobody logs in as, granted nothing but this archive; if cairn.meta.team_role was changed, the database's owner runs UPDATE cairn.meta SET team_role = NULL; (the role is then named after the database) and `cairn team init` again, and finds out who changed it (docs/SECURITY.md, \"The team archive\")".into(),
+        ),
+    ))
+}
+
 /// `name` as an SQL identifier, always quoted (a quote in it doubled), so any role or database
 /// name is one identifier.
 pub(crate) fn quote_ident(name: &str) -> String {
@@ -679,28 +765,14 @@ fn apply(server: &Server, client: &mut Conn) -> Result<(bool, String, bool, Vec<
     let shown = sql_name(&team);
     let found = tx
         .query(
-            "SELECT rolcanlogin, rolsuper FROM pg_catalog.pg_roles WHERE rolname = $1",
+            "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1",
             &[&team],
         )
         .map_err(|e| server.error(e, "cannot read the team's role"))?;
     let team_created = match found.first() {
-        Some(r) => {
-            let login: bool = r.try_get(0).unwrap_or(true);
-            let superuser: bool = r.try_get(1).unwrap_or(true);
-            if login || superuser {
-                return Err(server.fail(
-                    ErrorKind::Refused,
-                    format!(
-                        "the team's role {} {}: whoever logs in as it would read and write as the whole team",
-                        crate::text::one_line(&shown, 80),
-                        if superuser { "is a superuser" } else { "can log in" }
-                    ),
-                    Some(format!(
-                        "an administrator makes it a role nobody logs in as (ALTER ROLE {} NOLOGIN NOSUPERUSER;), then run `cairn team init` again",
-                        crate::text::one_line(&shown, 80)
-                    )),
-                ));
-            }
+        Some(_) => {
+            // Everything granted below goes to it, and through it to every teammate.
+            check_team_role(server, &mut tx, &team)?;
             false
         }
         None if may_create => {

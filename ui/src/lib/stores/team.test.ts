@@ -256,7 +256,7 @@ describe('team setup', () => {
     expect(initSummary({ ...made, team_role_created: false, created: false })).toMatch(/^Checked .* the team is role team_members/);
     const grant = vi.fn(async () =>
       ok({ server: 's', team_role: 'team_members', role: 'ben', member: true, changed: true, through: [], sessions_pushed: 0,
-        entries_pushed: 0, delete_sql: null, members: ['ben'] } as TeamMembership),
+        entries_pushed: 0, delete_sql: null, members: ['ben'], may_connect: true } as TeamMembership),
     );
     const team = new TeamStore(fakeApi({ teamInit: vi.fn(async () => ok(made)), teamGrant: grant } as Partial<TeamApi>));
     await team.initArchive();
@@ -273,7 +273,7 @@ describe('team setup', () => {
   it('says what a revoke changed and what stays', () => {
     const m: TeamMembership = {
       server: 's', team_role: 'team_members', role: 'ben', member: false, changed: true, through: [], sessions_pushed: 3,
-      entries_pushed: 1, delete_sql: "DELETE FROM cairn.sessions WHERE publisher = 'ben';", members: [],
+      entries_pushed: 1, delete_sql: "DELETE FROM cairn.sessions WHERE publisher = 'ben';", members: [], may_connect: false,
     };
     expect(membershipSummary(m, false)).toMatch(/^Took ben out of the team\. They can no longer connect.*Their 3 pushed sessions and 1 Recall entry stay/);
     expect(membershipSummary({ ...m, changed: false }, false)).toMatch(/^ben was not a member: nothing changed\. Their 3 pushed/);
