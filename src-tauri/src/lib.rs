@@ -1993,7 +1993,10 @@ mod tests {
         let missing = missing.unwrap_err();
         assert_eq!(missing["kind"], "not_found", "{missing}");
         assert!(missing["message"].as_str().unwrap().contains("nope"));
-        assert_eq!(invoke(&app, "recall_check_stale", json!({})).unwrap(), 0);
+        assert_eq!(
+            invoke(&app, "recall_check_stale", json!({})).unwrap(),
+            json!({ "trusted": 0, "untrusted": 0 })
+        );
         let bad = invoke(
             &app,
             "recall_list",

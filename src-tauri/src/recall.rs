@@ -197,10 +197,12 @@ pub async fn recall_merge(
 }
 
 /// Flag entries whose cited files changed in later commits (they return to the inbox);
-/// returns how many were flagged.
+/// says how many were trusted (no longer served) and how many were waiting already.
 #[tauri::command]
 #[specta::specta]
-pub async fn recall_check_stale(backend: State<'_, Backend>) -> Result<u32, ErrorReport> {
+pub async fn recall_check_stale(
+    backend: State<'_, Backend>,
+) -> Result<cairn_core::recall::stale::Flagged, ErrorReport> {
     with_cairn(&backend, |c| c.recall_check_stale()).await
 }
 

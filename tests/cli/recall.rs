@@ -303,6 +303,66 @@ fn brief_is_trusted_only_and_the_inbox_makes_entries_trusted() {
     assert_eq!(v["results"][0]["id"], "auto1");
 }
 
+/// `recall brief` serves by the rule the session-start brief and the MCP tools read: an entry
+/// scoped to a branch only on that branch (the one checked out where it is asked, or
+/// `--git-branch`), never on another or outside a repository.
+#[test]
+fn brief_serves_a_branch_scoped_entry_only_on_its_branch() {
+    let env = synced();
+    // The big fixture session ran on spotter-4te.
+    let mut line: Value = serde_json::from_str(&entry(
+        "on4te",
+        "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+        0,
+        3,
+        "Spotter worktree setup",
+        "Fetch deps first in the spotter worktree",
+    ))
+    .unwrap();
+    line["scope"] = json!("branch");
+    let file = write(&env, "e.jsonl", &[line.to_string()]);
+    env.ok(&["recall", "import", &file, "--yes"]);
+    assert_eq!(
+        env.json(&["recall", "get", "on4te"])["git_branch"],
+        "spotter-4te"
+    );
+    let repo = env.root.path().join("checkout");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q", "-b", "master"]);
+    let r = repo.to_str().unwrap();
+    let ids = |args: &[&str]| {
+        let mut all = vec!["-C", r, "recall", "brief", "spotter deps"];
+        all.extend_from_slice(args);
+        env.json(&all)["entry_ids"].clone()
+    };
+    assert_eq!(ids(&[]), json!([]), "not on master");
+    let outside = env.root.path().join("home");
+    let elsewhere = env.json(&[
+        "-C",
+        outside.to_str().unwrap(),
+        "recall",
+        "brief",
+        "spotter deps",
+    ]);
+    assert_eq!(
+        elsewhere["entry_ids"],
+        json!([]),
+        "not outside a repository"
+    );
+    assert_eq!(ids(&["--git-branch", "spotter-4te"]), json!(["on4te"]));
+    git(&["checkout", "-q", "-b", "spotter-4te"]);
+    assert_eq!(ids(&[]), json!(["on4te"]), "on its own branch");
+}
+
 #[test]
 fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
     let env = Env::new();
@@ -398,9 +458,24 @@ fn stale_entries_come_back_to_the_inbox_when_their_files_change() {
     std::fs::write(repo.join("config.txt"), "port=8080\n").unwrap();
     git(&["commit", "-q", "-am", "Move to 8080"]);
     let flagged = env.json(&["recall", "review", "--check-stale"]);
-    assert_eq!(flagged["changed"][0]["flagged"], 1);
+    assert_eq!(
+        (
+            &flagged["changed"][0]["flagged"],
+            &flagged["changed"][0]["trusted_returned"],
+            &flagged["changed"][0]["untrusted_marked"]
+        ),
+        (&json!(1), &json!(1), &json!(0))
+    );
     let entry = env.json(&["recall", "get", "port"]);
-    assert_eq!(entry["stale"], true);
+    assert_eq!(
+        (&entry["stale"], &entry["trusted"]),
+        (&json!(true), &json!(false))
+    );
+    assert!(
+        env.ok(&["recall", "get", "port"])
+            .contains("reviewed, but not trusted now (a file it cites changed since"),
+        "a stale entry is not said to be trusted"
+    );
     assert!(
         entry["stale_note"]
             .as_str()

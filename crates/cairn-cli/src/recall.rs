@@ -378,7 +378,7 @@ pub fn run(
                 max_tokens,
                 session_key: std::env::var("CAIRN_SESSION_KEY").ok(),
             };
-            let resp = cairn.recall_query(&req, Surface::Brief)?;
+            let resp = cairn.recall_brief(&req, dir, Surface::Brief)?;
             if json_out {
                 render::json(out, &BriefDocument::of(&task, &resp))?;
             } else {
@@ -525,8 +525,8 @@ pub fn run(
         } => {
             let mut changed: Vec<ReviewChange> = Vec::new();
             if check_stale {
-                let n = cairn.recall_check_stale()?;
-                changed.push(ReviewChange::CheckStale { flagged: n });
+                let flagged = cairn.recall_check_stale()?;
+                changed.push(ReviewChange::checked(flagged));
             }
             if let Some(id) = accept {
                 let e = cairn.recall_accept(&id, None)?;
@@ -628,12 +628,36 @@ pub fn run(
 }
 
 /// What a review action did, as a sentence (the JSON is for `--json`).
+/// What a staleness check did, in words: the trusted entries it took out of service apart
+/// from the unreviewed ones it only marked.
+fn stale_said(trusted: u32, untrusted: u32) -> String {
+    let plural = cairn_core::text::plural;
+    let mut said = String::from("Checked the cited files of accepted entries: ");
+    said.push_str(&match trusted {
+        0 => "no trusted entry changed".to_owned(),
+        n => format!(
+            "{} changed since {} reviewed, no longer served and back in the review inbox",
+            plural(n, "trusted entry"),
+            if n == 1 { "it was" } else { "they were" }
+        ),
+    });
+    if untrusted > 0 {
+        said.push_str(&format!(
+            "; {} already waiting for review marked stale",
+            plural(untrusted, "entry")
+        ));
+    }
+    said.push('.');
+    said
+}
+
 fn said(change: &ReviewChange) -> String {
     match change {
-        ReviewChange::CheckStale { flagged } => format!(
-            "Checked the evidence of accepted entries: {} flagged stale, back in the review inbox.",
-            cairn_core::text::plural(*flagged, "entry")
-        ),
+        ReviewChange::CheckStale {
+            trusted_returned,
+            untrusted_marked,
+            ..
+        } => stale_said(*trusted_returned, *untrusted_marked),
         ReviewChange::Accept { id, .. } => {
             format!("Accepted {id}: reviewed by you, trusted from now on.")
         }
@@ -889,7 +913,9 @@ fn standing(e: &Entry) -> String {
     if e.review_state == ReviewState::HumanReviewed {
         return format!(
             "reviewed, but not trusted now ({}): `cairn recall review --show {id}`",
-            if e.provenance_ok {
+            if e.stale {
+                "a file it cites changed since; back in the review inbox until accepted again"
+            } else if e.provenance_ok {
                 "not transferable"
             } else {
                 "its evidence changed or was forgotten"

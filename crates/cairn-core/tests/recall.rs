@@ -2033,11 +2033,10 @@ fn git_at(repo: &std::path::Path, args: &[&str], when: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// An accepted entry cites two files its session edited in a real repository; a later commit
-/// changes one of them. The entry is flagged stale, and its note names that file only, not
-/// every file the evidence cites.
-#[test]
-fn a_stale_note_names_only_the_files_the_later_commit_changed() {
+/// A real repository, a session that edited `alpha.txt` and `beta.txt` in it on 1 March, and an
+/// accepted entry (imported as reviewed: trusted) citing both: (its folder, the repository,
+/// the archive, the entry's id).
+fn two_file_case() -> (tempfile::TempDir, std::path::PathBuf, Cairn, String) {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
@@ -2115,9 +2114,18 @@ fn a_stale_note_names_only_the_files_the_later_commit_changed() {
         .flat_map(|v| v.files.iter().map(String::as_str))
         .collect();
     assert_eq!(files, ["alpha.txt", "beta.txt"], "the evidence cites both");
+    (tmp, repo, cairn, id)
+}
+
+/// An accepted entry cites two files its session edited in a real repository; a later commit
+/// changes one of them. The entry is flagged stale, and its note names that file only, not
+/// every file the evidence cites.
+#[test]
+fn a_stale_note_names_only_the_files_the_later_commit_changed() {
+    let (_tmp, repo, cairn, id) = two_file_case();
 
     // Nothing was committed since.
-    assert_eq!(cairn.recall_check_stale().unwrap(), 0);
+    assert_eq!(cairn.recall_check_stale().unwrap().total(), 0);
     std::fs::write(repo.join("alpha.txt"), "port = 5173\n").unwrap();
     git_at(
         &repo,
@@ -2129,7 +2137,7 @@ fn a_stale_note_names_only_the_files_the_later_commit_changed() {
         &["rev-parse", "--short=7", "HEAD"],
         "2026-04-01T09:00:00Z",
     );
-    assert_eq!(cairn.recall_check_stale().unwrap(), 1);
+    assert_eq!(cairn.recall_check_stale().unwrap().total(), 1);
     let entry = cairn.recall_get(&id).unwrap();
     assert!(entry.stale);
     assert_eq!(
@@ -2142,4 +2150,82 @@ fn a_stale_note_names_only_the_files_the_later_commit_changed() {
             .as_str()
         )
     );
+}
+
+/// A trusted entry whose cited file changes is back in the review inbox (PRODUCT.md §3): no
+/// reader serves it as trusted until a person accepts it again. The session-start brief, the
+/// trusted-only list, query and stats, and the entry itself all say so through one predicate;
+/// the check counts it apart from an unreviewed entry it only marks.
+#[test]
+fn a_stale_entry_is_served_as_trusted_nowhere_until_accepted_again() {
+    let (tmp, repo, cairn, id) = two_file_case();
+    // A second entry on the same evidence, its accept taken back: unreviewed, flagged too,
+    // never served.
+    let text = line(
+        "stale-u",
+        "stale-two-files",
+        0,
+        5,
+        "Both configs share a port",
+        "alpha and beta use the same port.",
+    );
+    let report = cairn.recall_import(&text, false).unwrap();
+    assert_eq!((report.imported, report.errors.len()), (1, 0), "{report:?}");
+    cairn
+        .recall_unaccept("stale-u", ReviewState::UnreviewedAuto)
+        .unwrap();
+    let data = tmp.path().join("data");
+    let hook = json!({"hook_event_name": "SessionStart", "cwd": repo}).to_string();
+    let brief = || {
+        Cairn::session_start_brief(&data, &hook, &repo)
+            .unwrap()
+            .map(|b| b.entry_ids)
+            .unwrap_or_default()
+    };
+    let trusted = Filters {
+        trusted_only: true,
+        ..Default::default()
+    };
+    let served = |cairn: &Cairn| {
+        (
+            cairn
+                .recall_list(&trusted)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.id)
+                .collect::<Vec<_>>(),
+            query(cairn, "dev server port", trusted.clone()),
+            cairn.recall_stats(&Filters::default()).unwrap().trusted,
+            brief(),
+        )
+    };
+    // Served everywhere while its files stand.
+    let one = vec![id.clone()];
+    assert_eq!(served(&cairn), (one.clone(), one.clone(), 1, one.clone()));
+
+    std::fs::write(repo.join("alpha.txt"), "port = 5173\n").unwrap();
+    git_at(
+        &repo,
+        &["commit", "-q", "-am", "alpha moves on"],
+        "2026-04-01T09:00:00Z",
+    );
+    let flagged = cairn.recall_check_stale().unwrap();
+    assert_eq!((flagged.trusted, flagged.untrusted), (1, 1), "{flagged:?}");
+    let entry = cairn.recall_get(&id).unwrap();
+    assert!(
+        entry.stale && !entry.trusted && !entry.is_trusted(),
+        "{entry:?}"
+    );
+    assert_eq!(served(&cairn), (vec![], vec![], 0, vec![]));
+    let inbox = cairn.recall_inbox(50).unwrap();
+    let item = inbox
+        .iter()
+        .find(|i| i.entry.id == id)
+        .expect("in the inbox");
+    assert_eq!(item.reason, cairn_core::recall::review::InboxReason::Stale);
+
+    // A person accepts it again: trusted and served again, the stale mark cleared.
+    let back = cairn.recall_accept(&id, None).unwrap();
+    assert!(back.trusted && !back.stale, "{back:?}");
+    assert_eq!(served(&cairn), (one.clone(), one.clone(), 1, one));
 }

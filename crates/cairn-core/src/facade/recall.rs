@@ -74,19 +74,99 @@ impl Cairn {
     ) -> Result<recall::QueryResponse> {
         let store = self.store();
         let mut resp = self.recall_answer(&store, req)?;
-        if !self.read_only {
-            match recall::ledger::record_response(
-                store.conn(),
-                req,
-                &resp,
-                surface,
-                "",
-                &crate::clock::now(),
-            ) {
-                Ok(id) => resp.query_id = Some(id),
-                Err(e) => tracing::warn!("recall ledger: {e}"),
-            }
+        self.record_answer(&store, req, &mut resp, surface);
+        Ok(resp)
+    }
+
+    /// Record `resp` in the query ledger as `surface` unless the data dir is read-only; the
+    /// response carries the query id when it was recorded (a failure is logged, not returned:
+    /// the answer stands without it).
+    fn record_answer(
+        &self,
+        store: &Store,
+        req: &recall::QueryRequest,
+        resp: &mut recall::QueryResponse,
+        surface: recall::model::Surface,
+    ) {
+        if self.read_only {
+            return;
         }
+        match recall::ledger::record_response(
+            store.conn(),
+            req,
+            resp,
+            surface,
+            "",
+            &crate::clock::now(),
+        ) {
+            Ok(id) => resp.query_id = Some(id),
+            Err(e) => tracing::warn!("recall ledger: {e}"),
+        }
+    }
+
+    /// A brief for a task asked at `dir` (`cairn recall brief`): [`Cairn::recall_query`]'s
+    /// answer, packed, of only the entries that apply on the branch ([`recall::memory::applies`],
+    /// the rule the session-start brief and the MCP tools read): the `git_branch` filter's when
+    /// one is given, else the branch checked out at `dir` (none outside a repository or when
+    /// detached, so no branch-scoped entry then). An entry scoped to another branch is never
+    /// packed, whatever else matches. Recorded in the ledger as `surface` (what was packed).
+    ///
+    /// The rule needs the entry's scope, which the ranking does not filter on, so the ranking is
+    /// read as deep as a query may go ([`recall::store::MAX_LIMIT`]) and cut to the limit after.
+    pub fn recall_brief(
+        &self,
+        req: &recall::QueryRequest,
+        dir: &Path,
+        surface: recall::model::Surface,
+    ) -> Result<recall::QueryResponse> {
+        let branch = req
+            .filters
+            .git_branch
+            .as_deref()
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .map(str::to_owned)
+            .or_else(|| recall::memory::place(dir).and_then(|p| p.branch));
+        let branch = branch.as_deref();
+        let want = req.filters.limit() as usize;
+        let mut wide = req.clone();
+        wide.context = false;
+        wide.filters.limit = Some(recall::store::MAX_LIMIT);
+        let store = self.store();
+        let mut resp = self.recall_answer(&store, &wide)?;
+        resp.results
+            .retain(|r| recall::memory::applies(&r.entry, branch));
+        resp.results.truncate(want);
+        resp.untrusted_matches = 0;
+        if resp.results.is_empty() && req.filters.trusted_only {
+            // What a review would add: the untrusted entries that match and apply here.
+            let mut open = wide.clone();
+            open.filters.trusted_only = false;
+            let mut untrusted = recall::rank::rank(
+                store.conn(),
+                &open.text,
+                &open.filters,
+                jiff::Timestamp::now().as_second(),
+            )?;
+            untrusted
+                .retain(|r| !r.entry.is_trusted() && recall::memory::applies(&r.entry, branch));
+            resp.untrusted_matches = u32::try_from(untrusted.len()).unwrap_or(u32::MAX);
+        }
+        let packed = recall::brief::pack(
+            &recall::memory::global::labelled(&resp.results, req.filters.project.as_deref()),
+            req.max_bytes
+                .map_or(recall::brief::DEFAULT_MAX_BYTES, |b| b as usize),
+            req.max_tokens.map(|t| t as usize),
+        );
+        resp.miss_reason = if resp.results.is_empty() {
+            recall::model::MissReason::NoResults
+        } else if packed.entry_ids.is_empty() {
+            recall::model::MissReason::ContextEmpty
+        } else {
+            recall::model::MissReason::None
+        };
+        resp.context = Some(packed);
+        self.record_answer(&store, req, &mut resp, surface);
         Ok(resp)
     }
 
@@ -307,8 +387,9 @@ impl Cairn {
         recall::agents::feedback_counts(self.store().conn(), id)
     }
 
-    /// Flag entries whose cited files changed in later commits; returns how many.
-    pub fn recall_check_stale(&self) -> Result<u32> {
+    /// Flag entries whose cited files changed in later commits; says how many, apart: the
+    /// trusted ones taken out of service and back in the inbox, and those already waiting.
+    pub fn recall_check_stale(&self) -> Result<recall::stale::Flagged> {
         self.review(&[], |c, now| {
             recall::stale::check(c, &mut git::associate::RepoCache::default(), now)
         })

@@ -246,12 +246,18 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The trusted-only predicate: accepted, human reviewed, transferable, provenance intact.
+    /// The trusted-only predicate: accepted, human reviewed, transferable, provenance intact,
+    /// and not stale. A stale entry (a file its evidence cites changed in a later commit) is
+    /// back in the review inbox, and PRODUCT.md's "surfaces in the inbox for re-review" means
+    /// nobody has vouched for it as it stands: no reader serves it as trusted until a person
+    /// accepts it again (which clears the flag). Every reader decides trust here or through
+    /// [`TRUSTED_SQL`], its SQL twin.
     pub fn is_trusted(&self) -> bool {
         self.status == Status::Accepted
             && self.review_state == ReviewState::HumanReviewed
             && self.transferable
             && self.provenance_ok
+            && !self.stale
     }
 
     /// AgentsView's lifecycle bucket.
@@ -286,8 +292,10 @@ pub struct Evidence {
     pub files: Vec<String>,
 }
 
-/// SQL predicate of the trusted-only filter over `recall_entries e`.
-pub const TRUSTED_SQL: &str = "e.status = 'accepted' AND e.review_state = 'human_reviewed' AND e.transferable = 1 AND e.provenance_ok = 1";
+/// SQL predicate of the trusted-only filter over `recall_entries e`: [`Entry::is_trusted`].
+/// Migration 17's partial index `recall_entries_trusted` holds the rows of every term but
+/// `stale = 0` (added later; stale entries are few), so a read through it still tests that one.
+pub const TRUSTED_SQL: &str = "e.status = 'accepted' AND e.review_state = 'human_reviewed' AND e.transferable = 1 AND e.provenance_ok = 1 AND e.stale = 0";
 
 #[cfg(test)]
 mod tests {

@@ -28,9 +28,13 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ReviewChange {
-    /// Entries whose evidence changed, flagged stale.
+    /// Entries whose cited files changed, flagged stale: `flagged` in all, of which
+    /// `trusted_returned` were trusted and are back in the inbox (no longer served), and
+    /// `untrusted_marked` were waiting for review already ([`super::stale::Flagged`]).
     CheckStale {
         flagged: u32,
+        trusted_returned: u32,
+        untrusted_marked: u32,
     },
     Accept {
         id: String,
@@ -79,6 +83,15 @@ pub enum ReviewChange {
 }
 
 impl ReviewChange {
+    /// A staleness check that flagged `f`.
+    pub fn checked(f: super::stale::Flagged) -> ReviewChange {
+        ReviewChange::CheckStale {
+            flagged: f.total(),
+            trusted_returned: f.trusted,
+            untrusted_marked: f.untrusted,
+        }
+    }
+
     /// An accept (or, with `edited`, an edit) of `e`.
     pub fn accepted(e: &Entry, edited: bool) -> ReviewChange {
         let (id, review_state, trusted) = (e.id.clone(), e.review_state, e.is_trusted());
@@ -959,8 +972,11 @@ mod tests {
     fn review_changes_serialise_as_the_cli_printed_them() {
         let json = |c: ReviewChange| serde_json::to_value(c).unwrap();
         assert_eq!(
-            json(ReviewChange::CheckStale { flagged: 2 }),
-            serde_json::json!({"action": "check_stale", "flagged": 2})
+            json(ReviewChange::checked(super::super::stale::Flagged {
+                trusted: 1,
+                untrusted: 2
+            })),
+            serde_json::json!({"action": "check_stale", "flagged": 3, "trusted_returned": 1, "untrusted_marked": 2})
         );
         assert_eq!(
             json(ReviewChange::Reject {

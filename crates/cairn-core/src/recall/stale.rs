@@ -6,32 +6,72 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
 
+use super::model::TRUSTED_SQL;
 use crate::error::Result;
 use crate::git::associate::RepoCache;
 
-/// Check every accepted, not yet stale entry with cited files; returns how many became stale.
-pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32> {
+/// What a check flagged, by what each entry was before: a trusted entry flagged stale leaves
+/// service and waits for a person again ([`super::model::Entry::is_trusted`]), while one
+/// nobody had vouched for yet was in the inbox already and only gains the mark. Said apart, so
+/// "3 flagged" never hides that a served note was taken back (or that none was).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Flagged {
+    /// Entries that were trusted (served to agents): no longer served, back in the inbox.
+    pub trusted: u32,
+    /// Entries already waiting for review (unreviewed, or reviewed but not trusted), now
+    /// marked stale too.
+    pub untrusted: u32,
+}
+
+impl Flagged {
+    /// Every entry the check flagged.
+    pub fn total(&self) -> u32 {
+        self.trusted + self.untrusted
+    }
+}
+
+/// One entry to check: its source session, the root of the repository its evidence ran in,
+/// the files it cites, when its latest evidence was recorded, and whether it is trusted now.
+struct Candidate {
+    session: Option<i64>,
+    root: String,
+    files: Vec<String>,
+    at: String,
+    trusted: bool,
+}
+
+/// Check every accepted, not yet stale entry with cited files; says how many became stale.
+pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<Flagged> {
     let db = crate::store::err_in(conn);
     let mut stmt = conn
-        .prepare_cached(
-            "SELECT e.id, e.source_session_id, v.session_id, v.files, v.recorded_at
+        .prepare_cached(&format!(
+            "SELECT e.id, e.source_session_id, v.session_id, v.files, v.recorded_at, ({TRUSTED_SQL})
              FROM recall_entries e
              JOIN recall_evidence v ON v.entry_id = e.id
-             WHERE e.status = 'accepted' AND e.stale = 0 AND v.files != '[]' AND v.recorded_at IS NOT NULL",
-        )
+             WHERE e.status = 'accepted' AND e.stale = 0 AND v.files != '[]' AND v.recorded_at IS NOT NULL"
+        ))
         .map_err(db)?;
-    let rows: Vec<(String, Option<i64>, i64, String, String)> = stmt
+    type Row = (String, Option<i64>, i64, String, String, bool);
+    let rows: Vec<Row> = stmt
         .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
         })
         .map_err(db)?
         .collect::<rusqlite::Result<_>>()
         .map_err(db)?;
-    // Per entry: its repo, the files and the latest evidence time.
-    let mut per_entry: BTreeMap<String, (Option<i64>, String, Vec<String>, String)> =
-        BTreeMap::new();
-    for (id, session, evidence_session, files, at) in rows {
+    // Per entry: its repo, the files, the latest evidence time, and whether it is trusted now.
+    let mut per_entry: BTreeMap<String, Candidate> = BTreeMap::new();
+    for (id, session, evidence_session, files, at, trusted) in rows {
         // The repository the evidence's session ran in (the archive knows which, git where).
         let Some(repo) = crate::archive::store::session_repo(conn, evidence_session).map_err(db)?
         else {
@@ -41,16 +81,30 @@ pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32>
             continue;
         };
         let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
-        let e = per_entry
-            .entry(id)
-            .or_insert((session, root, Vec::new(), at.clone()));
-        e.2.extend(files);
-        if at > e.3 {
-            e.3 = at;
+        let e = per_entry.entry(id).or_insert(Candidate {
+            session,
+            root,
+            files: Vec::new(),
+            at: at.clone(),
+            trusted,
+        });
+        e.files.extend(files);
+        if at > e.at {
+            e.at = at;
         }
     }
-    let mut flagged = 0;
-    for (id, (session, root, mut files, at)) in per_entry {
+    let mut flagged = Flagged::default();
+    for (
+        id,
+        Candidate {
+            session,
+            root,
+            mut files,
+            at,
+            trusted,
+        },
+    ) in per_entry
+    {
         files.sort();
         files.dedup();
         let Some(repo) = cache.repo_for(Path::new(&root)) else {
@@ -105,11 +159,16 @@ pub fn check(conn: &Connection, cache: &mut RepoCache, now: &str) -> Result<u32>
             &commit[..commit.len().min(7)],
             subject.trim()
         );
-        flagged += conn
+        let n = conn
             .prepare_cached("UPDATE recall_entries SET stale = 1, stale_note = ?2, updated_at = ?3 WHERE id = ?1 AND stale = 0")
             .map_err(db)?
             .execute(params![id, note, now])
             .map_err(db)? as u32;
+        if trusted {
+            flagged.trusted += n;
+        } else {
+            flagged.untrusted += n;
+        }
     }
     Ok(flagged)
 }
