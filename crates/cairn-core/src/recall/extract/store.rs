@@ -864,8 +864,9 @@ pub struct EntryStates {
     pub rejected: u32,
     /// Archived otherwise: retired with their generation, replaced, or merged into another.
     pub archived: u32,
-    /// Of those in Recall (trusted or not), how many are flagged stale (a file they cite
-    /// changed in a later commit): back in the review inbox, a trusted one still served.
+    /// Of those in Recall, how many are flagged stale (a file they cite changed in a later
+    /// commit): back in the review inbox and served as trusted nowhere until a person accepts
+    /// them again (a reviewed one counts as reviewed-but-untrusted meanwhile).
     pub stale: u32,
 }
 
