@@ -65,10 +65,62 @@ impl Outbound {
             ),
             Value::Object(map) => Value::Object(
                 map.into_iter()
-                    .map(|(k, v)| (done(self.uncut(&k)), self.value_cut(v, cutting)))
+                    .map(|(k, v)| (done(self.key(&k)), self.value_cut(v, cutting)))
                     .collect::<Map<_, _>>(),
             ),
             other => other,
+        }
+    }
+
+    /// An object's key cleaned and redacted, its hidden characters written out
+    /// (`comm[U+202E]and`), not cut as a text's are: cut, a key with a bidi override or a
+    /// zero-width space inside would read as `command` and stand for (or, in the map, replace)
+    /// the real one. The desktop shows parsed keys the same way.
+    fn key(&self, k: &str) -> String {
+        let hidden = cairn_core::text::hidden(k);
+        if hidden.is_empty() {
+            return self.uncut(k);
+        }
+        let mut shown = String::with_capacity(k.len() + 8 * hidden.len());
+        let mut at = 0;
+        for (a, z) in hidden {
+            shown.push_str(&k[at..a]);
+            for c in k[a..z].chars() {
+                shown.push_str(&format!("[U+{:04X}]", c as u32));
+            }
+            at = z;
+        }
+        shown.push_str(&k[at..]);
+        self.uncut(&shown)
+    }
+
+    /// A tool call's stored input (JSON kept as text) as the JSON value it holds, so an agent
+    /// parses it whole whatever its length: every key kept ([`Self::key`]), every string
+    /// cleaned and redacted, then cut as [`cut`] cuts at [`MAX_STRING`] characters, shorter
+    /// (halved, down to [`MIN_STRING`]) until the input takes at most [`MAX_INPUT`] bytes of
+    /// JSON. Cutting the serialised text instead would send JSON cut in half. Text that holds
+    /// no JSON object or array, and an input still too large at the shortest cut (thousands of
+    /// fields), leave as a string, cut as [`Self::text`] cuts.
+    pub fn tool_input(&self, s: &str) -> Value {
+        let parsed = s
+            .trim_start()
+            .starts_with(['{', '['])
+            .then(|| serde_json::from_str::<Value>(s).ok())
+            .flatten();
+        let Some(parsed) = parsed else {
+            return Value::String(self.text(s));
+        };
+        let whole = self.value_cut(parsed, false);
+        let mut max = MAX_STRING;
+        loop {
+            let v = cut_strings(whole.clone(), max);
+            if serde_json::to_string(&v).map_or(usize::MAX, |j| j.len()) <= MAX_INPUT {
+                return v;
+            }
+            if max <= MIN_STRING {
+                return Value::String(self.text(s));
+            }
+            max = (max / 2).max(MIN_STRING);
         }
     }
 
@@ -97,7 +149,7 @@ impl Outbound {
                             Value::String(_) if k == field => self.value_cut(v, false),
                             v => self.value(v),
                         };
-                        (self.text(&k), v)
+                        (cut(self.key(&k)), v)
                     })
                     .collect(),
             ),
@@ -298,19 +350,48 @@ const TAIL: usize = 560;
 /// `out` whole when it has at most [`MAX_STRING`] characters; else its first [`HEAD`] and last
 /// [`TAIL`] characters, with how many were cut between them (within [`MAX_STRING`] in all).
 fn cut(out: String) -> String {
+    cut_to(out, MAX_STRING)
+}
+
+/// [`cut`] at `max` characters: a longer `out` keeps a head and a tail in [`HEAD`] and
+/// [`TAIL`]'s proportions of `max`, with how many were cut between them.
+fn cut_to(out: String, max: usize) -> String {
     let n = out.chars().count();
-    if n <= MAX_STRING {
+    if n <= max {
         return out;
     }
+    let (keep_head, keep_tail) = (max * HEAD / MAX_STRING, max * TAIL / MAX_STRING);
     let at = |k: usize| out.char_indices().nth(k).map_or(out.len(), |(i, _)| i);
-    let (head, tail) = (at(HEAD), at(n - TAIL));
+    let (head, tail) = (at(keep_head), at(n - keep_tail));
     format!(
         "{}\n[… {} characters cut …]\n{}",
         &out[..head],
-        n - HEAD - TAIL,
+        n - keep_head - keep_tail,
         &out[tail..]
     )
 }
+
+/// Every string in `v` (not its keys) cut at `max` characters as [`cut_to`] cuts.
+fn cut_strings(v: Value, max: usize) -> Value {
+    match v {
+        Value::String(s) => Value::String(cut_to(s, max)),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|i| cut_strings(i, max)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, cut_strings(v, max)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The most bytes of JSON a tool call's input takes in an answer ([`Outbound::tool_input`]):
+/// half of it, the rest left for the record's other fields and the records beside it.
+pub const MAX_INPUT: usize = MAX_BYTES / 2;
+/// The shortest cut a tool input's strings are taken to before it leaves as a cut string.
+const MIN_STRING: usize = 125;
 
 /// Room for the marker a cut leaves (`\n[… N characters cut …]\n`), in bytes of JSON.
 const MARKER: usize = 64;
@@ -535,6 +616,46 @@ mod tests {
         assert!(all.contains("printf") && all.contains('x'), "{all:?}");
         // Text that only looks like JSON is cleaned as text.
         assert_eq!(o.value(Value::String("{not json".into())), "{not json");
+    }
+
+    /// A tool input too large for an answer with each string cut at [`MAX_STRING`] has them
+    /// cut shorter, every key kept, until it fits in [`MAX_INPUT`]; text that only starts like
+    /// JSON leaves as a string, cut as any text.
+    #[test]
+    fn a_large_tool_input_has_its_strings_cut_shorter_and_keeps_every_key() {
+        let o = Outbound::default();
+        let fields: Map<String, Value> = (0..40)
+            .map(|i| {
+                (
+                    format!("f{i}"),
+                    Value::String(format!("head{i} {}", "y".repeat(5_000))),
+                )
+            })
+            .collect();
+        let input = Value::Object(fields).to_string();
+        let out = o.tool_input(&input);
+        let map = out.as_object().unwrap();
+        assert_eq!(map.len(), 40);
+        assert!(
+            out.to_string().len() <= MAX_INPUT,
+            "{}",
+            out.to_string().len()
+        );
+        for (i, v) in map.values().enumerate() {
+            let s = v.as_str().unwrap();
+            assert!(s.chars().count() < MAX_STRING / 2, "{}", s.chars().count());
+            assert!(
+                s.starts_with("head") && s.contains("characters cut …]"),
+                "{i}: {s}"
+            );
+        }
+        let broken = format!("{{not json {}", "word ".repeat(1_000));
+        let out = o.tool_input(&broken);
+        let text = out.as_str().unwrap();
+        assert!(text.starts_with("{not json") && text.chars().count() <= MAX_STRING);
+        // Hidden characters in a key are written out, as in the desktop; its value kept.
+        let out = o.tool_input(r#"{"a\u200bb": 1, "ab": 2}"#);
+        assert_eq!(out, serde_json::json!({"a[U+200B]b": 1, "ab": 2}));
     }
 
     /// The data dir an answer about the archive names (the outbound rule's one exception):

@@ -1141,7 +1141,7 @@ impl Server {
 
     /// One session, turn or record.
     #[tool(
-        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or the records an address cites in their turn, with those around them up to `limit` (each marked `cited` or not; a range longer than `limit` comes `limit` records at a time, `next_records` the address of the rest), by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; secrets are redacted.",
+        description = "Read the archive in detail: a session's turns, one turn's records (prompts, replies, tool calls and their results), or the records an address cites in their turn, with those around them up to `limit` (each marked `cited` or not; a range longer than `limit` comes `limit` records at a time, `next_records` the address of the rest), by the addresses `skim`, `search` and Recall evidence give (`cairn://session/<key>`, `…?turn=N`, `…?record=N`). More with `cursor` (`next_cursor` of the answer). A long text keeps its first 1,400 and last 560 characters (a log's end, where failures are), saying how many were cut between; a tool call's `tool_input` is the JSON object it was called with, every key kept and each long string in it cut the same way (shorter when the input is very large), or a string when it was not JSON; secrets are redacted.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
@@ -1175,7 +1175,7 @@ impl Server {
                 .iter()
                 .skip(offset)
                 .map(|r| {
-                    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+                    let mut v = self.record(r);
                     if let Value::Object(m) = &mut v {
                         m.insert(
                             "address".into(),
@@ -1221,7 +1221,7 @@ impl Server {
                 .take(keep)
                 .rev()
                 .map(|r| {
-                    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+                    let mut v = self.record(r);
                     if let Value::Object(m) = &mut v {
                         m.insert(
                             "address".into(),
@@ -1278,6 +1278,18 @@ impl Server {
             "order": "newest first",
         });
         self.answer("show", body, "turns", items, offset, more)
+    }
+
+    /// A record as `show` sends it: its tool call's input as the JSON it holds, bounded field
+    /// by field ([`bound::Outbound::tool_input`]), never its text cut in half. The answer passes
+    /// it through [`bound::Outbound::value`] again, which leaves it as it is: its strings are
+    /// within the cut and its keys hold no hidden character.
+    fn record(&self, r: &cairn_core::archive::store::RecordView) -> Value {
+        let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+        if let (Value::Object(m), Some(input)) = (&mut v, r.tool_input.as_deref()) {
+            m.insert("tool_input".into(), self.out().tool_input(input));
+        }
+        v
     }
 
     /// Search the archive.

@@ -25,6 +25,7 @@ mod outside_git;
 mod query_whole;
 mod rebuilt;
 mod same_name;
+mod tool_input;
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
