@@ -17,6 +17,7 @@ mod harden;
 mod hooks;
 mod import;
 mod insights;
+mod insights_setup;
 mod link;
 mod lock_holder;
 mod mcp;

@@ -854,15 +854,11 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
         chosen.allow_http = true;
     }
     // Refused here, by the flag that allows it, rather than by the loaded file's key.
-    let endpoint = cairn_core::llm::Endpoint::parse(chosen.endpoint.trim());
     if chosen.generator == "endpoint"
-        && !chosen.allow_http
-        && endpoint.is_ok_and(|e| e.is_plain_http_off_this_machine())
+        && let Some(why) =
+            cairn_core::llm::Endpoint::plain_http_refusal(&chosen.endpoint, chosen.allow_http)
     {
-        return Err(refused(format!(
-            "--endpoint: {} is plain HTTP to a host that is not this machine, so transcript text would cross the network unencrypted: use https://, or pass --allow-http if that network is yours",
-            render::endpoint(&chosen.endpoint)
-        )));
+        return Err(refused(format!("--endpoint: {}", clean(&why))));
     }
     // Said after the save: a setup refused before it drops nothing.
     let dropped = saved.api_key_env.trim();

@@ -126,12 +126,21 @@ pub enum InsightsCommand {
     #[command(group(clap::ArgGroup::new("choice").required(true).args(["endpoint", "clear"])))]
     Setup {
         /// The server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (plain HTTP
-        /// only to this machine); needs --model.
+        /// only to this machine, unless --allow-http); needs --model.
         #[arg(long, value_name = "URL", requires = "model")]
         endpoint: Option<String>,
-        /// The model to ask.
+        /// The model to ask: one the server lists (see --model-unlisted).
         #[arg(long, requires = "endpoint")]
         model: Option<String>,
+        /// Save --model though the server's model list does not name it (a server that answers
+        /// to names it does not list); the first report then decides.
+        #[arg(long, requires = "endpoint")]
+        model_unlisted: bool,
+        /// Allow plain http:// to a server that is not this machine (session text then crosses
+        /// the network unencrypted: only for a network that is yours). Given for this
+        /// --endpoint; one saved later without it takes it out.
+        #[arg(long, requires = "endpoint")]
+        allow_http: bool,
         /// The *name* of the environment variable that holds the API key, never the key
         /// itself (Cairn keeps no key in config.toml).
         #[arg(long, value_name = "VAR", requires = "endpoint")]
@@ -337,13 +346,23 @@ pub fn run(
             api_key_env,
             clear: _,
             no_test,
+            model_unlisted,
+            allow_http,
         } => {
             let chosen = endpoint.map(|endpoint| InsightsEndpoint {
                 endpoint,
                 model: model.unwrap_or_default(),
                 api_key_env: api_key_env.unwrap_or_default(),
+                allow_http,
             });
-            setup(cairn, chosen.as_ref(), no_test, json_out, out)?;
+            let check = if no_test {
+                Check::None
+            } else if model_unlisted {
+                Check::ModelUnlistedAllowed
+            } else {
+                Check::Models
+            };
+            setup(cairn, chosen.as_ref(), check, json_out, out)?;
         }
         InsightsCommand::Templates => {
             let templates = cairn.insight_templates()?;
@@ -379,15 +398,30 @@ pub fn run(
     Ok(())
 }
 
-/// `cairn insights setup`: the endpoint checked (unless `no_test`), then written through the
-/// core, which refuses what would not load; or taken out when `chosen` is `None`.
+/// How `cairn insights setup` checks an endpoint before saving it.
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    /// `--no-test`: nothing is asked.
+    None,
+    /// Its model list must name the model, when it answers with one.
+    Models,
+    /// `--model-unlisted`: asked, but a list without the model is saved all the same.
+    ModelUnlistedAllowed,
+}
+
+/// `cairn insights setup`: the endpoint checked (see [`Check`]), then written through the core,
+/// which refuses what would not load; or taken out when `chosen` is `None`. A model the
+/// server's list does not name is refused unless `--model-unlisted`: with no probe here, a
+/// typo would otherwise surface only when the first report fails. A list that cannot be read
+/// does not stop the save; the output says the model went unchecked.
 fn setup(
     cairn: &Cairn,
     chosen: Option<&InsightsEndpoint>,
-    no_test: bool,
+    check: Check,
     json_out: bool,
     out: &mut impl Write,
 ) -> Result<()> {
+    use cairn_core::llm::models::ModelListing;
     // A key pasted where its variable's name goes: refused by the flag's name, never repeated.
     if let Some(why) = chosen.and_then(|e| Cairn::api_key_env_problem(&e.api_key_env)) {
         return Err(cairn_core::Error::Invalid(format!("--api-key-env: {why}")).into());
@@ -396,10 +430,29 @@ fn setup(
     {
         return Err(cairn_core::Error::Invalid(format!("--{flag}: {why}")).into());
     }
+    // Refused by the flag that allows it, before anything is sent, rather than by the key the
+    // loaded file would lack.
+    if let Some(why) = chosen
+        .and_then(|e| cairn_core::llm::Endpoint::plain_http_refusal(&e.endpoint, e.allow_http))
+    {
+        return Err(cairn_core::Error::Invalid(format!("--endpoint: {}", clean(&why))).into());
+    }
     let check = match chosen {
-        Some(e) if !no_test => Some(cairn.insights_endpoint_test(e)?),
+        Some(e) if check != Check::None => Some((cairn.insights_endpoint_test(e)?, check)),
         _ => None,
     };
+    if let Some((c, Check::Models)) = &check
+        && let ModelListing::Unlisted { shown, total } = &c.listing
+    {
+        return Err(cairn_core::Error::Invalid(format!(
+            "--model: {} does not list {} (it lists {}); nothing was saved: name one it lists, or pass --model-unlisted to save it anyway",
+            clean(&c.endpoint),
+            render::line(&c.model, 200),
+            clean(&ModelListing::named(shown, *total))
+        ))
+        .into());
+    }
+    let check = check.map(|(c, _)| c);
     let saved = cairn.save_insights_endpoint(chosen)?;
     let config = cairn.config_path().display().to_string();
     if json_out {
@@ -408,6 +461,7 @@ fn setup(
             "endpoint": saved.endpoint.as_deref().map(render::endpoint),
             "model": saved.model,
             "api_key_env": saved.api_key_env,
+            "allow_http": saved.allow_http,
         });
         if let Some(c) = &check {
             doc["test"] = serde_json::to_value(c)?;
@@ -415,22 +469,22 @@ fn setup(
         return render::json(out, &doc);
     }
     if let Some(c) = &check {
-        let listed = if c.listed {
-            format!("lists {}", render::line(&c.model, 200))
-        } else if c.models.is_empty() {
-            "lists no models (some servers do not); the first report decides".to_owned()
-        } else {
-            format!(
-                "does not list {} (it lists {}); the first report decides",
-                render::line(&c.model, 200),
-                c.models
-                    .iter()
-                    .map(|m| clean(m))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        let endpoint = clean(&c.endpoint);
+        let line = match &c.listing {
+            ModelListing::Listed => format!(
+                "Test: {endpoint} answers and lists {}.",
+                render::line(&c.model, 200)
+            ),
+            ModelListing::Unlisted { .. } => format!(
+                "Test: {endpoint}: {}; saved as --model-unlisted asks.",
+                clean(&c.listing.sentence(&c.model, "the first report"))
+            ),
+            other => format!(
+                "Test: {endpoint}: {}.",
+                clean(&other.sentence(&c.model, "the first report"))
+            ),
         };
-        writeln!(out, "Test: {} answers and {listed}.", clean(&c.endpoint))?;
+        writeln!(out, "{line}")?;
     }
     match (&saved.endpoint, &saved.model) {
         (Some(endpoint), Some(model)) => {
@@ -439,9 +493,14 @@ fn setup(
                 .as_deref()
                 .map(|v| format!(" (key in ${})", clean(v)))
                 .unwrap_or_default();
+            let http = if saved.allow_http {
+                " (plain HTTP allowed)"
+            } else {
+                ""
+            };
             writeln!(
                 out,
-                "Saved [insights] in {}: endpoint {}{key}, model {}.",
+                "Saved [insights] in {}: endpoint {}{http}{key}, model {}.",
                 clean(&config),
                 render::endpoint(endpoint),
                 render::line(model, 200)

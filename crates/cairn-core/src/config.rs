@@ -176,30 +176,24 @@ impl InsightsConfig {
 }
 
 /// The endpoint `[insights]` names for reports, as `cairn insights setup` writes it: a base URL,
-/// the model to ask, and the *name* of the variable holding the key (empty for none).
+/// the model to ask, the *name* of the variable holding the key (empty for none), and whether
+/// plain HTTP to it is allowed though it is not on this machine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InsightsEndpoint {
     pub endpoint: String,
     pub model: String,
     pub api_key_env: String,
+    /// `allow_http`: given with the endpoint it is meant for, so an endpoint written without
+    /// it takes it out (sessions' text would otherwise go unencrypted to a server nobody
+    /// allowed it for).
+    #[serde(default)]
+    pub allow_http: bool,
 }
 
-/// What `cairn insights setup` learnt of an endpoint before saving it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InsightsEndpointCheck {
-    /// The base URL, redacted as every endpoint is shown.
-    pub endpoint: String,
-    pub model: String,
-    /// The server lists `model` (some servers list nothing: then the first report decides).
-    pub listed: bool,
-    /// The first few models it lists.
-    pub models: Vec<String>,
-}
-
-/// `text` (a `config.toml`) with `[insights]`' `endpoint`, `model` and `api_key_env` set as
-/// `endpoint` says, or taken out when it is `None` (reports then go to an agent CLI). Comments,
-/// order and the table's other keys (`timeout_secs`, `max_prompt_chars`, `allow_http`) stay; a
-/// file without `[insights]` that is cleared is left as it was.
+/// `text` (a `config.toml`) with `[insights]`' `endpoint`, `model`, `api_key_env` and
+/// `allow_http` set as `endpoint` says, or taken out when it is `None` (reports then go to an
+/// agent CLI). Comments, order and the table's other keys (`timeout_secs`, `max_prompt_chars`)
+/// stay; a file without `[insights]` that is cleared is left as it was.
 pub fn write_insights_endpoint(
     text: &str,
     endpoint: Option<&InsightsEndpoint>,
@@ -210,7 +204,7 @@ pub fn write_insights_endpoint(
         .map_err(|e: toml_edit::TomlError| e.to_string().replace('\n', " ").trim().to_owned())?;
     let Some(e) = endpoint else {
         if let Some(table) = doc.get_mut("insights").and_then(Item::as_table_like_mut) {
-            for key in ["endpoint", "model", "api_key_env"] {
+            for key in ["endpoint", "model", "api_key_env", "allow_http"] {
                 table.remove(key);
             }
         }
@@ -234,6 +228,11 @@ pub fn write_insights_endpoint(
         } else {
             set_kept(table, key, v.trim());
         }
+    }
+    if e.allow_http {
+        set_kept(table, "allow_http", true);
+    } else {
+        table.remove("allow_http");
     }
     comments::keep_closing_comments(&mut doc);
     Ok(doc.to_string())
@@ -716,6 +715,7 @@ session_start_tokens = 200 # short briefs
             endpoint: "https://api.example.com/v1".into(),
             model: "m2".into(),
             api_key_env: "EXAMPLE_KEY".into(),
+            ..Default::default()
         };
         let after = write_insights_endpoint(before, Some(&e)).unwrap();
         for kept in ["# mine", "# slow box", "# lab", "timeout_secs = 900"] {
@@ -747,6 +747,32 @@ session_start_tokens = 200 # short briefs
         assert!(err.contains("`insights` is not a [table]"), "{err}");
     }
 
+    /// `allow_http` goes with the endpoint it was given for: written with it, taken out by an
+    /// endpoint written without it and by a clear.
+    #[test]
+    fn allow_http_is_written_with_its_endpoint_and_dropped_by_the_next() {
+        let far = InsightsEndpoint {
+            endpoint: "http://192.0.2.7:8080/v1".into(),
+            model: "m".into(),
+            allow_http: true,
+            ..Default::default()
+        };
+        let allowed =
+            write_insights_endpoint("[insights]\ntimeout_secs = 60\n", Some(&far)).unwrap();
+        let c = Config::parse(&allowed, Path::new("c.toml")).unwrap();
+        assert!(c.insights.allow_http, "{allowed}");
+        let next = InsightsEndpoint {
+            endpoint: "https://api.example.com/v1".into(),
+            allow_http: false,
+            ..far.clone()
+        };
+        let dropped = write_insights_endpoint(&allowed, Some(&next)).unwrap();
+        assert!(!dropped.contains("allow_http"), "{dropped}");
+        let cleared = write_insights_endpoint(&allowed, None).unwrap();
+        assert!(!cleared.contains("allow_http"), "{cleared}");
+        assert!(cleared.contains("timeout_secs = 60"), "{cleared}");
+    }
+
     /// `[insights]` added at the end of a file whose last table ends in a comment: the comment
     /// stays under that table, not under `[insights]`; one above a header stays above it.
     #[test]
@@ -754,7 +780,7 @@ session_start_tokens = 200 # short briefs
         let e = InsightsEndpoint {
             endpoint: "http://127.0.0.1:9/v1".into(),
             model: "m".into(),
-            api_key_env: String::new(),
+            ..Default::default()
         };
         let before = "[recall]\nsession_start_tokens = 2000\n# recall: keep it short\n";
         assert_eq!(

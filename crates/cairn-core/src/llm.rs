@@ -9,6 +9,7 @@
 //!   the retry ladder, the response size cap, no redirects, no proxies.
 //! * [`agent_cli`]: a local agent CLI (`claude -p`, `codex exec`, …) run headless and isolated.
 //! * [`generator`]: one [`Generator`] over both, used by extraction and generated insights.
+//! * [`models`]: what a `/models` answer says of the model a setup names, cleaned and bounded.
 //! * [`detect`]: what is at hand (agent CLIs, loopback servers, key variables), sending nothing.
 //!
 //! Using it from another feature:
@@ -28,6 +29,7 @@ pub mod client;
 pub mod detect;
 pub mod endpoint;
 pub mod generator;
+pub mod models;
 pub mod outbound;
 
 pub use client::{ChatMessage, ChatReply, ChatRequest, Client, RetryPolicy, Usage};

@@ -1,7 +1,8 @@
 //! The [`Cairn`] facade, recall extraction: settings, passes, generations and the server check.
 
 use crate::archive::capture::CaptureLock;
-use crate::config::{Config, ExtractSetup, InsightsEndpoint, InsightsEndpointCheck};
+use crate::config::{Config, ExtractSetup, InsightsEndpoint};
+use crate::llm::models::InsightsEndpointCheck;
 use crate::{Cairn, Error, Result};
 use crate::{llm, recall};
 
@@ -364,26 +365,29 @@ impl Cairn {
     }
 
     /// Ask the endpoint `e` names for its models (one request, nothing else sent, nothing
-    /// saved): whether it answers, and whether it lists the model.
+    /// saved): whether it lists the model, read as extraction's check reads it
+    /// ([`llm::models::ModelListing`]). A server that does not answer with a list is a check
+    /// that could not be made, not an error; one that refuses the key is an error, since every
+    /// report would be refused too.
     pub fn insights_endpoint_test(&self, e: &InsightsEndpoint) -> Result<InsightsEndpointCheck> {
         let mut generator = self.insights_with(e)?;
         generator.client_mut().retry.max_attempts = 1;
         let endpoint = generator.endpoint();
-        let models = generator
-            .client()
-            .models()
-            .map_err(|err| Error::Generator {
+        let answer = generator.client().models();
+        if let Err(
+            err @ llm::LlmError::Rejected {
+                status: 401 | 403, ..
+            },
+        ) = &answer
+        {
+            return Err(Error::Generator {
                 what: format!("the insights endpoint {endpoint}"),
                 message: err.to_string(),
-            })?;
+            });
+        }
         let model = e.model.trim().to_owned();
         Ok(InsightsEndpointCheck {
-            listed: models.contains(&model),
-            models: models
-                .iter()
-                .take(5)
-                .map(|m| crate::text::one_line(m, 120))
-                .collect(),
+            listing: llm::models::ModelListing::of(answer, &model),
             endpoint,
             model,
         })
@@ -681,7 +685,7 @@ mod tests {
         let insights = InsightsEndpoint {
             endpoint: format!("{url}?key={github}"),
             model: "m".into(),
-            api_key_env: String::new(),
+            ..Default::default()
         };
         assert!(check_insights(&insights).is_err());
         for (endpoint, model) in [

@@ -279,10 +279,24 @@ impl Endpoint {
     }
 
     /// Plain HTTP to a host that is not this machine: what reaches it crosses a network
-    /// unencrypted, so a server table allows it only with `allow_http` (and `cairn recall
-    /// extract setup` only with `--allow-http`).
+    /// unencrypted, so a server table allows it only with `allow_http` (and a setup command only
+    /// with `--allow-http`: [`Self::plain_http_refusal`]).
     pub fn is_plain_http_off_this_machine(&self) -> bool {
         self.scheme == Scheme::Http && !self.is_loopback()
+    }
+
+    /// Why a setup (`cairn recall extract setup`, `cairn insights setup`) may not save `url`
+    /// without `--allow-http`: it is plain HTTP to a host that is not this machine and plain HTTP
+    /// was not allowed. In the words of the flag that allows it, so a person is never sent to
+    /// edit the file by hand; `None` when it may be saved (or does not parse: saving says why).
+    pub fn plain_http_refusal(url: &str, allow_http: bool) -> Option<String> {
+        let e = Self::parse(url.trim()).ok()?;
+        (e.is_plain_http_off_this_machine() && !allow_http).then(|| {
+            format!(
+                "{} is plain HTTP to a host that is not this machine, so transcript text would cross the network unencrypted: use https://, or pass --allow-http if that network is yours",
+                e.redacted()
+            )
+        })
     }
 
     /// `localhost` or a loopback IP address.

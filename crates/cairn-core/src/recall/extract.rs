@@ -405,24 +405,18 @@ pub fn doctor(
             ),
         }),
         Some(result) => match result {
-            Ok(ids) => {
-                let listed = ids.iter().any(|m| m == &settings.model);
-                d.checks.push(DoctorCheck {
-                    name: "models".into(),
-                    ok: true,
-                    detail: if listed {
-                        format!("{} is served", settings.model)
-                    } else if ids.is_empty() {
-                        "the server lists no models (some servers do not); the probe decides".into()
-                    } else {
-                        format!(
-                            "{} is not in the server's list ({}); the probe decides",
-                            settings.model,
-                            ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-                        )
-                    },
-                });
-            }
+            // Read as `cairn insights setup` reads it, in the same words (cleaned, at most
+            // ten named); here the probe below decides whatever the list says.
+            Ok(ids) => d.checks.push(DoctorCheck {
+                name: "models".into(),
+                ok: true,
+                detail: match crate::llm::models::ModelListing::of(Ok(ids), &settings.model) {
+                    crate::llm::models::ModelListing::Listed => {
+                        format!("{} is served", crate::text::one_line(&settings.model, 120))
+                    }
+                    other => other.sentence(&settings.model, "the probe"),
+                },
+            }),
             Err(e) => d.checks.push(DoctorCheck {
                 name: "models".into(),
                 ok: false,
