@@ -273,13 +273,13 @@ fn forget_in(
     conn.pragma_update(None, "secure_delete", "OFF")
 }
 
+/// A database opened read-only, and the row id and key of each session of those asked for it holds.
+type Found = (rusqlite::Connection, Vec<(i64, String)>);
+
 /// The sessions among `keys` the set-aside database `db` holds (row id and key), read
 /// read-only, as the rebuild reads it (a damaged file as far as it reads), on the connection
 /// returned; or why it could not be read.
-fn found_in(
-    db: &std::path::Path,
-    keys: &[String],
-) -> rusqlite::Result<(rusqlite::Connection, Vec<(i64, String)>)> {
+fn found_in(db: &std::path::Path, keys: &[String]) -> rusqlite::Result<Found> {
     use rusqlite::{Connection, OpenFlags};
     let conn = Connection::open_with_flags(
         db,
@@ -320,6 +320,22 @@ fn unsafe_to_write(conn: &rusqlite::Connection, version: i64) -> Option<String> 
     }
 }
 
+/// A read-only look at `db` for the sessions `keys`: the connection and their rows when it
+/// holds some; `Err(None)` when it holds none; `Err(Some(_))`, named as one that may hold them,
+/// when it could not be read.
+fn holding(db: &std::path::Path, keys: &[String]) -> Result<Found, Option<ForgetSetAside>> {
+    match found_in(db, keys) {
+        Ok((_, found)) if found.is_empty() => Err(None),
+        Ok(found) => Ok(found),
+        Err(e) => Err(Some(aside_named(
+            db,
+            0,
+            SetAsideFate::MayHold,
+            Some(format!("it could not be read: {e}")),
+        ))),
+    }
+}
+
 /// A database set aside at `db` named with its fate.
 fn aside_named(
     db: &std::path::Path,
@@ -344,17 +360,9 @@ fn preview_set_aside(
     keys: &[String],
     version: i64,
 ) -> Option<ForgetSetAside> {
-    let (conn, found) = match found_in(db, keys) {
-        Ok((_, found)) if found.is_empty() => return None,
+    let (conn, found) = match holding(db, keys) {
         Ok(found) => found,
-        Err(e) => {
-            return Some(aside_named(
-                db,
-                0,
-                SetAsideFate::MayHold,
-                Some(format!("it could not be read: {e}")),
-            ));
-        }
+        Err(named) => return named,
     };
     let holds = |why: String| Some(aside_named(db, found.len(), SetAsideFate::Holds, Some(why)));
     if std::fs::metadata(db).is_ok_and(|m| m.permissions().readonly()) {
@@ -388,17 +396,9 @@ fn forget_set_aside(
 ) -> Option<ForgetSetAside> {
     use rusqlite::{Connection, OpenFlags};
     // Read-only first, as the rebuild reads it: a damaged file is read as far as it reads.
-    let found = match found_in(db, keys) {
-        Ok((_, found)) if found.is_empty() => return None,
+    let found = match holding(db, keys) {
         Ok((_, found)) => found,
-        Err(e) => {
-            return Some(aside_named(
-                db,
-                0,
-                SetAsideFate::MayHold,
-                Some(format!("it could not be read: {e}")),
-            ));
-        }
+        Err(named) => return named,
     };
     let holds = |why: String| Some(aside_named(db, found.len(), SetAsideFate::Holds, Some(why)));
     let mut conn = match Connection::open_with_flags(
