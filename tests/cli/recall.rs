@@ -1053,3 +1053,178 @@ fn rejecting_the_middle_of_a_chain_serves_only_its_leaf() {
     assert_eq!(v["changed"][0]["replaces"], "a", "{v}");
     assert_eq!(served(), ["c"]);
 }
+
+/// The commands that take an entry id take the unique start of one too, from 8 characters on,
+/// as `cairn show` takes the start of a session key: a whole id wins over the longer ids it
+/// starts, a start several ids share is refused naming them (each told apart, its title on the
+/// line cleaned), and a shorter start is refused saying how much it takes.
+#[test]
+fn an_entry_is_named_by_the_unique_start_of_its_id() {
+    let env = synced();
+    let mut lines = vec![
+        entry(
+            "324cf25bb45f0a11",
+            SMALL,
+            0,
+            1,
+            "Start Phoenix",
+            "Run mix phx.server",
+        ),
+        entry(
+            "324cf25bb45f9d03",
+            SMALL,
+            1,
+            2,
+            "Free port \u{1b}[31m4000",
+            "Stop the other server first",
+        ),
+        entry(
+            "7be1d00c",
+            SMALL,
+            2,
+            3,
+            "Seed the database",
+            "Run mix run priv/repo/seeds.exs",
+        ),
+        entry(
+            "7be1d00c41aa5e62",
+            SMALL,
+            0,
+            3,
+            "Phoenix setup",
+            "Run mix setup before the server",
+        ),
+    ];
+    for n in 1..=7 {
+        lines.push(entry(
+            &format!("5eed0000a{n}"),
+            SMALL,
+            0,
+            1,
+            &format!("Seeded entry {n}"),
+            &format!("Seeded body {n}"),
+        ));
+    }
+    let file = write(&env, "ids.jsonl", &lines);
+    assert_eq!(
+        env.json(&["recall", "import", &file, "--yes"])["imported"],
+        11
+    );
+    let conn = rusqlite::Connection::open(env.data().join("cairn.db")).unwrap();
+    conn.execute(
+        "UPDATE recall_entries SET review_state = 'unreviewed_auto', reviewed_at = NULL WHERE id = '7be1d00c41aa5e62'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+
+    // A whole id names its entry, even when it starts a longer one.
+    assert_eq!(
+        env.json(&["recall", "get", "7be1d00c"])["title"],
+        "Seed the database"
+    );
+    // A unique start names the one entry it starts, in every command taking an id.
+    assert_eq!(
+        env.json(&["recall", "get", "324cf25bb45f0"])["id"],
+        "324cf25bb45f0a11"
+    );
+    let show = env.json(&["recall", "review", "--show", "7be1d00c41aa"]);
+    assert_eq!(
+        show["proposal"]["entry"]["id"], "7be1d00c41aa5e62",
+        "{show}"
+    );
+    let accepted = env.json(&["recall", "review", "--accept", "7be1d00c41aa"]);
+    assert_eq!(
+        accepted["changed"][0]["id"], "7be1d00c41aa5e62",
+        "{accepted}"
+    );
+    let said = env.ok(&["recall", "review", "--unaccept", "7be1d00c41a"]);
+    assert!(
+        said.starts_with("Took back the accept of 7be1d00c41aa5e62"),
+        "{said}"
+    );
+    let edited = env.json(&[
+        "recall",
+        "review",
+        "--edit",
+        "7be1d00c41aa",
+        "--title",
+        "Run mix setup first",
+    ]);
+    assert_eq!(edited["changed"][0]["id"], "7be1d00c41aa5e62", "{edited}");
+    let said = env.ok(&["recall", "review", "--reject", "324cf25bb45f9"]);
+    assert!(said.starts_with("Rejected 324cf25bb45f9d03:"), "{said}");
+    let said = env.ok(&["recall", "review", "--restore", "324cf25bb45f9"]);
+    assert!(
+        said.starts_with("Took back the rejection of 324cf25bb45f9d03"),
+        "{said}"
+    );
+    let merged = env.json(&[
+        "recall",
+        "review",
+        "--merge",
+        "5eed0000a7",
+        "--into",
+        "5eed0000a6",
+    ]);
+    assert_eq!(
+        (
+            merged["changed"][0]["duplicate"].as_str(),
+            merged["changed"][0]["kept"].as_str()
+        ),
+        (Some("5eed0000a7"), Some("5eed0000a6")),
+        "{merged}"
+    );
+    let superseded = env.json(&[
+        "recall",
+        "review",
+        "--supersede",
+        "324cf25bb45f0",
+        "--with",
+        "7be1d00c41aa",
+    ]);
+    assert_eq!(
+        (
+            superseded["changed"][0]["old"].as_str(),
+            superseded["changed"][0]["new"].as_str()
+        ),
+        (Some("324cf25bb45f0a11"), Some("7be1d00c41aa5e62")),
+        "{superseded}"
+    );
+
+    // A shared start is refused, naming each entry it starts, told apart, with its title.
+    let out = env.run(&["recall", "review", "--show", "324cf25bb45f"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("324cf25bb45f0 \"Start Phoenix\"")
+            && err.contains("324cf25bb45f9 ")
+            && err.contains("give more of the id")
+            && !err.contains('\u{1b}')
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // Five at most are named, and the error says there are more.
+    let out = env.run(&["recall", "get", "5eed0000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("Seeded entry").count(), 5, "{err}");
+    assert!(
+        err.contains("5eed0000a1 ") && err.contains(", and more"),
+        "{err}"
+    );
+    // A start shorter than 8 characters names nothing, and says so.
+    let out = env.run(&["recall", "review", "--accept", "324cf25"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not found: recall entry \"324cf25\"") && err.contains("from 8 characters on"),
+        "{err}"
+    );
+    // A start no id has is not found.
+    let out = env.run(&["recall", "get", "deadbeef00"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not found: recall entry \"deadbeef00\""),
+        "{out:?}"
+    );
+}

@@ -89,7 +89,7 @@ pub enum RecallCommand {
     },
     /// One entry, any status.
     Get {
-        /// The entry's id.
+        /// The entry's id, or the unique start of it (8 characters or more).
         id: String,
         /// Also print its evidence (session and record ordinals).
         #[arg(long)]
@@ -105,7 +105,8 @@ pub enum RecallCommand {
         #[command(subcommand)]
         command: crate::extract::ExtractCommand,
     },
-    /// The review inbox; with a flag, act on one entry.
+    /// The review inbox; with a flag, act on one entry. An ID is the entry's id or the unique
+    /// start of it (8 characters or more).
     Review {
         /// Lay one entry out for review: why it is here, its evidence quoted from the
         /// transcript, and accepted entries that say nearly the same.
@@ -428,7 +429,7 @@ pub fn run(
             }
         }
         RecallCommand::Get { id, evidence } => {
-            let e = cairn.recall_get(&id)?;
+            let e = cairn.recall_get(&cairn.recall_entry_id(&id)?)?;
             if json_out {
                 render::json(out, &e)?;
             } else {
@@ -496,7 +497,7 @@ pub fn run(
             }
         }
         RecallCommand::Review { show: Some(id), .. } => {
-            let p = cairn.recall_proposal(&id)?;
+            let p = cairn.recall_proposal(&cairn.recall_entry_id(&id)?)?;
             let feedback = cairn.recall_feedback(Some(&p.entry.id))?;
             if json_out {
                 render::json(out, &json!({ "proposal": p, "feedback": feedback }))?;
@@ -529,7 +530,7 @@ pub fn run(
                 changed.push(ReviewChange::checked(flagged));
             }
             if let Some(id) = accept {
-                let e = cairn.recall_accept(&id, None)?;
+                let e = cairn.recall_accept(&cairn.recall_entry_id(&id)?, None)?;
                 changed.push(ReviewChange::accepted(&e, false));
             }
             if let Some(id) = edit {
@@ -540,11 +541,14 @@ pub fn run(
                     entry_type,
                     scope,
                 };
-                let e = cairn.recall_accept(&id, Some(&ed))?;
+                let e = cairn.recall_accept(&cairn.recall_entry_id(&id)?, Some(&ed))?;
                 changed.push(ReviewChange::accepted(&e, true));
             }
             if let Some(id) = unaccept {
-                let u = cairn.recall_unaccept_handing_back(&id, ReviewState::UnreviewedAuto)?;
+                let u = cairn.recall_unaccept_handing_back(
+                    &cairn.recall_entry_id(&id)?,
+                    ReviewState::UnreviewedAuto,
+                )?;
                 changed.push(ReviewChange::Unaccept {
                     id: u.entry.id,
                     review_state: u.entry.review_state,
@@ -552,7 +556,7 @@ pub fn run(
                 });
             }
             if let Some(id) = reject {
-                let r = cairn.recall_reject_handing_back(&id)?;
+                let r = cairn.recall_reject_handing_back(&cairn.recall_entry_id(&id)?)?;
                 changed.push(ReviewChange::Reject {
                     id: r.entry.id,
                     status: r.entry.status,
@@ -560,7 +564,7 @@ pub fn run(
                 });
             }
             if let Some(id) = restore {
-                let r = cairn.recall_restore_replacing(&id)?;
+                let r = cairn.recall_restore_replacing(&cairn.recall_entry_id(&id)?)?;
                 changed.push(ReviewChange::Restore {
                     trusted: r.entry.is_trusted(),
                     id: r.entry.id,
@@ -569,10 +573,12 @@ pub fn run(
                 });
             }
             if let (Some(old), Some(new)) = (supersede, with) {
+                let (old, new) = (cairn.recall_entry_id(&old)?, cairn.recall_entry_id(&new)?);
                 cairn.recall_supersede(&old, &new)?;
                 changed.push(ReviewChange::Supersede { old, new });
             }
             if let (Some(dup), Some(keep)) = (merge, into) {
+                let (dup, keep) = (cairn.recall_entry_id(&dup)?, cairn.recall_entry_id(&keep)?);
                 let e = cairn.recall_merge(&dup, &keep)?;
                 changed.push(ReviewChange::Merge {
                     duplicate: dup,

@@ -29,6 +29,14 @@ impl Cairn {
             })
     }
 
+    /// The whole id of the entry a person named by its id or the unique start of it, at least
+    /// [`recall::store::ID_PREFIX_MIN`] characters (see [`recall::store::resolve_entry_id`]).
+    /// The CLI resolves what it is given through here; the other methods take whole ids, as
+    /// the MCP tools and the window pass them.
+    pub fn recall_entry_id(&self, given: &str) -> Result<String> {
+        recall::store::resolve_entry_id(self.store().conn(), given)
+    }
+
     /// `filters` narrowed to `dir` as `here` asks: its canonical path as the cwd, the branch checked
     /// out there, or its worktree (the root as the cwd, and the branch). Asking for a branch in a
     /// detached checkout, or a worktree outside git, is an error that names `dir`.

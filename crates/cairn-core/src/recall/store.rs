@@ -295,6 +295,106 @@ pub fn exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
         .is_some())
 }
 
+/// The fewest characters of an entry id [`resolve_entry_id`] takes as the start of one: ids
+/// extraction makes are hex digests, and eight digits leave a chance collision rare enough that
+/// a person's copy of a listing's short id names one entry.
+pub const ID_PREFIX_MIN: usize = 8;
+
+/// How many entries an ambiguous start's error names.
+const AMBIGUOUS_SHOWN: usize = 5;
+
+/// The entry id a person gave: the whole id, or else the start of exactly one entry's id, at
+/// least [`ID_PREFIX_MIN`] characters long (as sessions take the start of their key). A whole
+/// id always wins, even when it also starts longer ones. A start that several ids share is
+/// refused naming up to [`AMBIGUOUS_SHOWN`] of them (each id shortened to tell it from the
+/// others, with its title on one line); a shorter start is refused saying how many characters
+/// it takes.
+pub fn resolve_entry_id(conn: &Connection, given: &str) -> Result<String> {
+    let db = crate::store::err_in(conn);
+    if exists(conn, given).map_err(db)? {
+        return Ok(given.to_owned());
+    }
+    let not_found = |more: &str| {
+        Error::NotFound(format!(
+            "recall entry {given:?}{more}; list entries with `cairn recall list`"
+        ))
+    };
+    let len = given.chars().count();
+    if len == 0 {
+        return Err(not_found(""));
+    }
+    if len < ID_PREFIX_MIN {
+        return Err(not_found(&format!(
+            " (the start of an id names an entry from {ID_PREFIX_MIN} characters on; give more of it)"
+        )));
+    }
+    // substr, not LIKE or GLOB: an imported id may hold `_`, `%` or `*`, which those read as
+    // wildcards. One more row than shown says whether there are more.
+    let found: Vec<(String, String)> = conn
+        .prepare_cached(
+            "SELECT id, title FROM recall_entries WHERE substr(id, 1, ?2) = ?1 ORDER BY id LIMIT ?3",
+        )
+        .and_then(|mut s| {
+            s.query_map(
+                params![given, len as i64, (AMBIGUOUS_SHOWN + 1) as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .collect()
+        })
+        .map_err(db)?;
+    match found.as_slice() {
+        [] => Err(not_found("")),
+        [(one, _)] => Ok(one.clone()),
+        many => {
+            let shown = &many[..many.len().min(AMBIGUOUS_SHOWN)];
+            let ids: Vec<&str> = shown.iter().map(|(id, _)| id.as_str()).collect();
+            let listed: Vec<String> = shown
+                .iter()
+                .map(|(id, title)| {
+                    format!(
+                        "{} {:?}",
+                        distinct_start(id, &ids),
+                        crate::text::one_line(title, AMBIGUOUS_TITLE_CHARS)
+                    )
+                })
+                .collect();
+            let more = if many.len() > AMBIGUOUS_SHOWN {
+                ", and more"
+            } else {
+                ""
+            };
+            Err(Error::Invalid(format!(
+                "{given:?} starts the ids of several recall entries: {}{more}; give more of the id",
+                listed.join(", ")
+            )))
+        }
+    }
+}
+
+/// How many characters of a title an ambiguous start's error shows.
+const AMBIGUOUS_TITLE_CHARS: usize = 60;
+
+/// The start of `id` that tells it from every other of `ids`, at least 12 characters (a
+/// listing's short id) and at most the whole id.
+fn distinct_start<'a>(id: &'a str, ids: &[&str]) -> &'a str {
+    let shared = ids
+        .iter()
+        .filter(|other| **other != id)
+        .map(|other| {
+            id.chars()
+                .zip(other.chars())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let want = (shared + 1).max(12);
+    match id.char_indices().nth(want) {
+        Some((at, _)) => &id[..at],
+        None => id,
+    }
+}
+
 pub(crate) const ENTRY_COLUMNS: &str = "e.id, e.type, e.scope, e.status, e.review_state, e.title, e.body, e.trigger,
     e.confidence, e.uncertainty, e.project, e.cwd, e.git_branch, e.agent,
     e.source_session_id, e.source_episode_id, e.source_run_id,

@@ -60,9 +60,16 @@ export function initSummary(r: TeamInit): string {
   return `${made} the team archive (schema version ${r.version}), owned by ${r.owner}; ${role}: only its members, the owner and superusers may connect, read and push.`;
 }
 
-/** What a grant or revoke did, in one sentence, and what stays after a revoke. */
+/** What a grant or revoke did, in one sentence, and what stays after a revoke. Whether the role
+ * may connect is what the server answered (`may_connect`), as `cairn team grant` and `revoke` say
+ * it: the team's role may have lost CONNECT on the database since the set-up granted it, and a
+ * grant or a PUBLIC's CONNECT may outlast a revoke. */
 export function membershipSummary(m: TeamMembership, granted: boolean): string {
   if (granted) {
+    if (!m.may_connect) {
+      const head = m.changed ? `Added ${m.role} to the team, but` : `${m.role} is already in the team: nothing changed, but`;
+      return `${head} they may not connect to the team's database yet: CONNECT on it is not granted to ${m.team_role}. The database's owner sets the archive up again (cairn team init), which grants it.`;
+    }
     return m.changed ? `Added ${m.role} to the team: they may now connect, read everyone's records and push their own.` : `${m.role} is already in the team: nothing changed.`;
   }
   const head = m.changed ? `Took ${m.role} out of the team.` : `${m.role} was not a member: nothing changed.`;
@@ -70,9 +77,11 @@ export function membershipSummary(m: TeamMembership, granted: boolean): string {
     ? m.through.length
       ? ` They are still in the team through ${m.through.join(', ')}.`
       : ' They still read the archive (a superuser needs no grant).'
-    : m.changed
-      ? ' They can no longer connect, read or push.'
-      : '';
+    : !m.changed
+      ? ''
+      : m.may_connect
+        ? ' They can no longer read or push, but may still connect to its database (CONNECT granted to them or to PUBLIC).'
+        : ' They can no longer connect, read or push.';
   if (m.sessions_pushed === 0 && m.entries_pushed === 0) return `${head}${still} They pushed nothing to the team archive.`;
   const kept =
     m.sessions_pushed === null || m.entries_pushed === null

@@ -281,6 +281,27 @@ describe('team setup', () => {
       'ben was not a member: nothing changed. They pushed nothing to the team archive.',
     );
     expect(membershipSummary({ ...m, member: true, through: ['devs'] }, false)).toContain('still in the team through devs');
-    expect(membershipSummary({ ...m, member: true, changed: false }, true)).toBe('ben is already in the team: nothing changed.');
+    expect(membershipSummary({ ...m, member: true, changed: false, may_connect: true }, true)).toBe('ben is already in the team: nothing changed.');
+    // CONNECT granted to ben or to PUBLIC outlasts the revoke: the summary says what the server answered.
+    expect(membershipSummary({ ...m, may_connect: true }, false)).toMatch(
+      /^Took ben out of the team\. They can no longer read or push, but may still connect to its database/,
+    );
+  });
+
+  it('says a grant lets the teammate connect only when the server says they may', () => {
+    const m: TeamMembership = {
+      server: 's', team_role: 'team_members', role: 'ben', member: true, changed: true, through: [], sessions_pushed: 0,
+      entries_pushed: 0, delete_sql: null, members: ['ben'], may_connect: true,
+    };
+    expect(membershipSummary(m, true)).toBe("Added ben to the team: they may now connect, read everyone's records and push their own.");
+    // The team's role lost CONNECT on the database since the set-up granted it.
+    const refused = membershipSummary({ ...m, may_connect: false }, true);
+    expect(refused).toBe(
+      "Added ben to the team, but they may not connect to the team's database yet: CONNECT on it is not granted to team_members. The database's owner sets the archive up again (cairn team init), which grants it.",
+    );
+    expect(refused).not.toContain('may now connect');
+    expect(membershipSummary({ ...m, changed: false, may_connect: false }, true)).toMatch(
+      /^ben is already in the team: nothing changed, but they may not connect/,
+    );
   });
 });
