@@ -428,8 +428,8 @@ fn strip_times(dump: &str) -> String {
 /// a carriage return and backspace, a hyperlink.
 const EVIL: &str = "fix \u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{9b}31m\r\u{8}title\u{1b}]8;;https://evil.invalid\u{1b}\\link";
 
-/// [`EVIL`] as a reader is handed it.
-const EVIL_CLEANED: &str = "fix redtitlelink";
+/// [`EVIL`] as a reader is handed it: the carriage return parts `red` from `title`.
+const EVIL_CLEANED: &str = "fix red titlelink";
 
 /// A Claude session `evil-1` whose prompt, reply (of two lines), tool call, folder and branch
 /// hold [`EVIL`]'s sequences, and the fixtures' short session beside it.

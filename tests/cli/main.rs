@@ -34,6 +34,7 @@ mod resume;
 mod search;
 mod share_reports;
 mod shared_db;
+mod show_lines;
 mod sources;
 mod support;
 mod sync_counts;

@@ -94,3 +94,126 @@ fn a_sync_waiting_for_the_capture_lock_says_so() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["sessions_added"], 1, "{report}");
 }
+
+/// A transcript that holds no record Cairn reads (a Qwen chat of `{}` alone, a Claude file of
+/// a summary line alone) makes no session a list shows: the sync counts no new session for it
+/// and names the file instead, once; the lists and the agent counts agree with it.
+#[test]
+fn a_file_with_nothing_to_read_is_named_not_counted() {
+    let env = Env::new();
+    let qwen = env.home().join(".qwen/projects/p/chats");
+    std::fs::create_dir_all(&qwen).unwrap();
+    std::fs::write(qwen.join("x.jsonl"), "{}\n").unwrap();
+    let project = env.claude().join("-p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("s.jsonl"),
+        "{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u0\"}\n",
+    )
+    .unwrap();
+
+    let report = env.json(&["sync"]);
+    assert_eq!(report["sessions_added"], 0, "{report}");
+    assert_eq!(report["subagents_added"], 0, "{report}");
+    let named: Vec<&str> = report["nothing_to_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(named.len(), 2, "{report}");
+    assert!(
+        named[0].ends_with("s.jsonl") && named[1].ends_with("x.jsonl"),
+        "{report}"
+    );
+    assert_eq!(report["agents"], serde_json::json!([]), "{report}");
+    assert_eq!(env.json(&["sessions"]), serde_json::json!([]));
+
+    // Read once: the next sync has nothing new to say of them.
+    let again = env.json(&["sync"]);
+    assert_eq!(again["nothing_to_read"], serde_json::json!([]), "{again}");
+
+    // A person's summary names the file.
+    let other = env.home().join(".qwen/projects/q/chats");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("y.jsonl"), "{}\n").unwrap();
+    let said = env.ok(&["sync"]);
+    assert!(
+        said.starts_with("Scanned 3 files: 0 new sessions,"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Nothing to read in ") && said.contains("q/chats/y.jsonl"),
+        "{said}"
+    );
+}
+
+/// A sync's counts by agent: one object per agent it changed, summing to the totals, and one
+/// short line each in the summary; a sync that changes nothing has none.
+#[test]
+fn a_sync_counts_by_agent() {
+    let env = Env::new().with_fixtures();
+    let report = env.json(&["sync"]);
+    let agents = report["agents"].as_array().unwrap();
+    let names: Vec<&str> = agents
+        .iter()
+        .map(|a| a["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["claude", "codex"], "{report}");
+    for field in [
+        "sessions_added",
+        "subagents_added",
+        "sessions_updated",
+        "records_added",
+        "records_updated",
+    ] {
+        let sum: u64 = agents.iter().map(|a| a[field].as_u64().unwrap()).sum();
+        assert_eq!(Some(sum), report[field].as_u64(), "{field}: {report}");
+    }
+    assert!(agents.iter().all(|a| a["records_added"].as_u64() > Some(0)));
+
+    let quiet = env.ok(&["sync"]);
+    assert_eq!(quiet.lines().count(), 1, "{quiet}");
+
+    // One more Claude session: its line alone.
+    let project = env.claude().join("-p");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("n.jsonl"),
+        line("new-1", "u1", "one more") + "\n",
+    )
+    .unwrap();
+    let said = env.ok(&["sync"]);
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(
+        lines[1], "  claude: 1 new session, 1 record added",
+        "{said}"
+    );
+    assert!(!said.contains("  codex:"), "{said}");
+}
+
+/// Doctor's line for each source dir says how many transcript files it holds, found as a
+/// sync finds them: the Claude and Codex folders' counts add up to what the first sync scans.
+#[test]
+fn doctor_counts_the_transcripts_of_each_source_dir() {
+    let env = Env::new().with_fixtures();
+    let doctor = env.json(&["doctor"]);
+    let seen = |name: &str| -> u64 {
+        let check = crate::support::check(&doctor, name);
+        let detail = check["detail"].as_str().unwrap();
+        let (_, tail) = detail.rsplit_once(": ").unwrap();
+        tail.split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("{detail}"))
+    };
+    let (claude, codex) = (seen("claude source dir"), seen("codex source dir"));
+    assert!(claude > 0 && codex > 0, "{doctor}");
+    let report = env.json(&["sync"]);
+    assert_eq!(
+        Some(claude + codex),
+        report["files_scanned"].as_u64(),
+        "{report}"
+    );
+}

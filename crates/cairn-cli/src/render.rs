@@ -299,6 +299,27 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
         plural(r.records_added, "record"),
         r.bytes_read as f64 / 1_000_000.0
     )?;
+    // Which agents those counts are of: one line each that changed.
+    for a in &r.agents {
+        let mut parts = Vec::new();
+        if a.sessions_added > 0 {
+            parts.push(plural(a.sessions_added, "new session"));
+        }
+        if a.subagents_added > 0 {
+            parts.push(plural(a.subagents_added, "new sub-agent"));
+        }
+        if a.sessions_updated > 0 {
+            parts.push(format!("{} updated", a.sessions_updated));
+        }
+        if a.records_added > 0 {
+            parts.push(format!("{} added", plural(a.records_added, "record")));
+        }
+        if a.records_updated > 0 {
+            parts.push(format!("{} rewritten", plural(a.records_updated, "record")));
+        }
+        writeln!(out, "  {}: {}", a.agent.as_str(), parts.join(", "))?;
+    }
+    nothing_to_read(out, &r.nothing_to_read)?;
     if !r.warnings.is_empty() {
         writeln!(out, "{}:", plural(r.warnings.len() as u64, "warning"))?;
         for w in &r.warnings {
@@ -307,6 +328,36 @@ pub fn sync_report(out: &mut impl Write, r: &SyncReport) -> Result<()> {
     }
     if let Some(line) = &r.retention_warning {
         writeln!(out, "Warning: {}", warning(line))?;
+    }
+    Ok(())
+}
+
+/// How many of the files with nothing to read a sync's summary names; its JSON names all.
+const NOTHING_TO_READ_NAMED: usize = 5;
+
+/// The files a sync read for the first time that hold no record Cairn reads: named, since no
+/// list shows a session of theirs and the counts leave them out.
+fn nothing_to_read(out: &mut impl Write, paths: &[String]) -> Result<()> {
+    match paths {
+        [] => {}
+        [one] => writeln!(
+            out,
+            "Nothing to read in {} (no record Cairn reads): no session listed.",
+            warning(one)
+        )?,
+        many => {
+            writeln!(
+                out,
+                "Nothing to read in {} (no record Cairn reads): no session listed.",
+                plural(many.len() as u64, "file")
+            )?;
+            for path in many.iter().take(NOTHING_TO_READ_NAMED) {
+                writeln!(out, "  {}", warning(path))?;
+            }
+            if many.len() > NOTHING_TO_READ_NAMED {
+                writeln!(out, "  and {} more", many.len() - NOTHING_TO_READ_NAMED)?;
+            }
+        }
     }
     Ok(())
 }
@@ -985,6 +1036,9 @@ pub fn timeline(
         session_name(&ran_by(v.agent, v.ran_by.as_deref()), v.title.as_deref()),
         short_time(v.started_at.as_deref())
     )?;
+    if let Some(ran) = model_and_tokens(v.model.as_deref(), &v.tokens) {
+        writeln!(out, "{ran}")?;
+    }
     if keys {
         writeln!(out, "session {}", clean(&v.session_key))?;
     }
@@ -1054,6 +1108,50 @@ pub fn timeline(
         }
     }
     Ok(())
+}
+
+/// The model a session ran with and the tokens it used, as the window's session header gives
+/// them (`model claude-opus-4 · tokens 1200 in, 340 out, 9000 cache read`); the cache and
+/// reasoning counts only when there are some. `None` when neither is known: a format without
+/// usage leaves every count 0, which says nothing.
+fn model_and_tokens(model: Option<&str>, t: &cairn_core::archive::TokenUsage) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(m) = model.filter(|m| !cairn_core::text::is_blank(m)) {
+        parts.push(format!("model {}", line(m, 80)));
+    }
+    if !t.is_unknown() {
+        let mut counts = vec![format!("{} in", t.input), format!("{} out", t.output)];
+        for (n, what) in [
+            (t.cache_read, "cache read"),
+            (t.cache_creation, "cache write"),
+            (t.reasoning, "reasoning"),
+        ] {
+            if n > 0 {
+                counts.push(format!("{n} {what}"));
+            }
+        }
+        parts.push(format!("tokens {}", counts.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// How a tool's result ended, for its record's line: ` failed (exit 101)`, ` could not run`,
+/// ` exit 3` for a non-zero code the agent did not call a failure; nothing for a success or a
+/// record that is no tool's result.
+fn ended(r: &cairn_core::views::show::RecordView) -> String {
+    use cairn_core::archive::Outcome;
+    let code = r
+        .exit_code
+        .map(|c| format!(" (exit {c})"))
+        .unwrap_or_default();
+    match r.outcome.as_deref().and_then(Outcome::parse) {
+        Some(Outcome::Failed) => format!(" failed{code}"),
+        Some(Outcome::CouldNotExecute) => format!(" could not run{code}"),
+        _ => match r.exit_code {
+            Some(c) if c != 0 => format!(" exit {c}"),
+            _ => String::new(),
+        },
+    }
 }
 
 /// One turn's records; `cited` (first and last ordinal), the records a link cites: marked
@@ -1133,11 +1231,12 @@ pub fn turn_records(
         };
         writeln!(
             out,
-            "{mark}#{} {} {} {}{retracted}{preview}",
+            "{mark}#{} {} {} {}{}{retracted}{preview}",
             r.ordinal,
             time(r.timestamp.as_deref()),
             clean(&r.kind),
-            line(who, 60)
+            line(who, 60),
+            ended(r)
         )?;
     }
     Ok(())

@@ -180,9 +180,10 @@ fn repository_sources(agent: Agent, known: usize, held: usize, named: usize) -> 
     check(format!("{agent} sources"), Status::Ok, detail)
 }
 
-/// The check of one source dir: its status, what to say, and whether a folder of the agent's
-/// is there (readable or not: a hook is then worth having). `access` is what the file system
-/// said of it; `file_ok`: a file there is a source too (an in-repository agent's history).
+/// The check of one source dir: its status, what to say (for one that is there, how many
+/// transcript files it holds), and whether a folder of the agent's is there (readable or not:
+/// a hook is then worth having). `access` is what the file system said of it; `file_ok`: a
+/// file there is a source too (an in-repository agent's history).
 fn source_dir(dir: &SourceDir, access: &DirAccess, file_ok: bool) -> (Status, String, bool) {
     let agent = dir.agent;
     let path = dir.path.display();
@@ -200,9 +201,15 @@ fn source_dir(dir: &SourceDir, access: &DirAccess, file_ok: bool) -> (Status, St
         DirAccess::Dir | DirAccess::File => false,
     } && std::fs::symlink_metadata(&dir.path)
         .is_ok_and(|m| m.file_type().is_symlink());
+    // How many transcripts a sync would find there, by the walk a sync makes: a folder that
+    // exists but holds none (the wrong one named) reads differently from one that holds many.
+    let seen = || match discover::walk(dir, &mut Vec::new()).len() {
+        0 => "no transcript file in it".to_owned(),
+        n => format!("{} found", crate::text::plural(n, "transcript file")),
+    };
     match access {
-        DirAccess::Dir => (Status::Ok, format!("{path} ({origin})"), true),
-        DirAccess::File if file_ok => (Status::Ok, format!("{path} ({origin})"), true),
+        DirAccess::Dir => (Status::Ok, format!("{path} ({origin}): {}", seen()), true),
+        DirAccess::File if file_ok => (Status::Ok, format!("{path} ({origin}): {}", seen()), true),
         _ if dangling => (
             Status::Warn,
             format!(

@@ -117,16 +117,33 @@ pub fn is_blank(text: &str) -> bool {
     })
 }
 
-/// Text safe to show on a terminal or in a message: `text` without what [`hidden`] finds.
+/// Text safe to show on a terminal or in a message: `text` without what [`hidden`] finds, each
+/// cut that held a line-breaking control (carriage return, vertical tab, form feed, NEL) made
+/// one space where the text beside it has none. Those controls part words as a newline does
+/// ([`excerpt`], which lists and previews go through, reads them as whitespace): cut, they
+/// glued `50%\rdone` into `50%done` where a session's preview showed `50% done`. A CR before
+/// its newline, or beside a space, leaves nothing. No longer than `text`: a cut is a byte at
+/// least, its space one.
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (a, z) in hidden(text) {
         out.push_str(&text[at..a]);
+        let parts_words = text[a..z].chars().any(is_line_break_control);
+        let spaced = |c: Option<char>| c.is_none_or(char::is_whitespace);
+        if parts_words && !spaced(out.chars().next_back()) && !spaced(text[z..].chars().next()) {
+            out.push(' ');
+        }
         at = z;
     }
     out.push_str(&text[at..]);
     out
+}
+
+/// The control characters that are whitespace (a carriage return, vertical tab, form feed,
+/// NEL): they end a line or a page on a terminal, so the words either side stay apart.
+fn is_line_break_control(c: char) -> bool {
+    c.is_control() && c.is_whitespace() && !matches!(c, '\n' | '\t')
 }
 
 /// The byte ranges of `text` a reader must not be handed, in order and disjoint (neighbours
@@ -571,7 +588,7 @@ mod tests {
             "click"
         );
         assert_eq!(printable("\u{1b}]0;title\u{1b}\\x"), "x");
-        assert_eq!(printable("a\rb\u{7}c\nd\te\u{0}"), "abc\nd\te");
+        assert_eq!(printable("a\rb\u{7}c\nd\te\u{0}"), "a bc\nd\te");
         assert_eq!(printable("tail\u{1b}"), "tail");
     }
 
@@ -588,8 +605,8 @@ mod tests {
             printable("a\u{90}q\u{9c}b\u{9f}x\u{7}c\u{98}s\u{9c}d\u{9e}p\u{9c}e"),
             "abcde"
         );
-        // Other C1 controls alone (NEL, IND, ST).
-        assert_eq!(printable("a\u{85}b\u{84}c\u{9c}d"), "abcd");
+        // Other C1 controls alone (NEL, which ends a line and so parts words, IND, ST).
+        assert_eq!(printable("a\u{85}b\u{84}c\u{9c}d"), "a bcd");
         // nF (charset designation) and Fp/Fe/Fs escapes go with their final byte.
         assert_eq!(printable("a\u{1b}(Bb\u{1b}7c\u{1b}Md\u{1b}ce"), "abcde");
         // A lone ESC takes nothing readable with it.
@@ -604,6 +621,28 @@ mod tests {
             "xgnp.exe a\u{200f}"
         );
         assert_eq!(printable("naïve 日本 ✓"), "naïve 日本 ✓");
+    }
+
+    /// A carriage return, vertical tab, form feed or NEL parts the words either side as the
+    /// previews' whitespace collapsing does: one space, none added beside a space or a newline
+    /// (a CRLF line ending stays a newline) or at either end.
+    #[test]
+    fn a_line_breaking_control_parts_words_as_a_space() {
+        assert_eq!(
+            printable("progress 50%\rdone 100%"),
+            "progress 50% done 100%"
+        );
+        assert_eq!(
+            excerpt(&printable("50%\rdone"), 80),
+            excerpt("50%\rdone", 80)
+        );
+        assert_eq!(printable("a\u{b}b\u{c}c\u{85}d"), "a b c d");
+        assert_eq!(printable("one\r\ntwo"), "one\ntwo");
+        assert_eq!(printable("one \rtwo\r three"), "one two three");
+        assert_eq!(printable("\rstart end\r"), "start end");
+        // Glued to other cut characters, the break still parts; a colour code alone does not.
+        assert_eq!(printable("a\u{7}\r\u{1b}[0mb"), "a b");
+        assert_eq!(printable("a\u{1b}[0mb"), "ab");
     }
 
     /// What [`printable`] must never hand a reader, written out here rather than through the
@@ -689,6 +728,28 @@ mod tests {
             for c in visible_line(&s).chars() {
                 proptest::prop_assert!(!must_go(c) && !matches!(c, '\n' | '\u{2028}' | '\u{2029}'), "{c:?} in a visible line");
             }
+        }
+
+        /// Words parted by line-breaking controls (alone, in a CRLF, beside other controls or
+        /// spaces) come out as the same words: none glued, none split.
+        #[test]
+        fn line_breaks_keep_words_apart(
+            words in proptest::collection::vec("[a-z0-9%]{1,6}", 1..8),
+            seps in proptest::collection::vec(
+                proptest::sample::select(vec!["\r", "\u{b}", "\u{c}", "\u{85}", "\r\n", " \r", "\u{7}\r", "\r\u{1b}[1m"]),
+                8,
+            ),
+        ) {
+            let mut s = String::new();
+            for (i, w) in words.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(seps[i - 1]);
+                }
+                s.push_str(w);
+            }
+            let out = printable(&s);
+            proptest::prop_assert_eq!(out.split_whitespace().collect::<Vec<_>>(), words.iter().map(String::as_str).collect::<Vec<_>>());
+            proptest::prop_assert!(out.len() <= s.len());
         }
 
         #[test]
@@ -778,9 +839,12 @@ mod tests {
         // Neighbours join; an OSC goes whole with its payload (printable drops it).
         assert_eq!(hidden("a\u{7}\u{202e}b"), [(1, 5)]);
         assert_eq!(hidden("x\u{1b}]8;;https://x.invalid\u{7}y"), [(1, 24)]);
-        // A key split by a bidi override or a carriage return reads whole once they go.
+        // A key split by a bidi override reads whole once it goes; a carriage return is a
+        // hidden range too (the redactor reads the key whole, [`unseen`]) that the reader is
+        // shown as a space.
         assert_eq!(printable("AKIA\u{202d}QRST"), "AKIAQRST");
-        assert_eq!(printable("AKIA\rQRST\u{7f}"), "AKIAQRST");
+        assert_eq!(printable("AKIA\rQRST\u{7f}"), "AKIA QRST");
+        assert_eq!(hidden("AKIA\rQRST"), [(4, 5)]);
         assert_eq!(printable("AKIA\u{200b}QR\u{feff}ST\u{2060}"), "AKIAQRST");
         // Joiners that shape an emoji or a script stay.
         assert_eq!(printable("👩\u{200d}💻 \u{200c}"), "👩\u{200d}💻 \u{200c}");

@@ -41,7 +41,8 @@ use crate::support;
 // ---- text fields ------------------------------------------------------------------------------
 
 /// What `text::printable` removes whole: escape sequences (CSI, OSC with BEL or ST, DCS, nF,
-/// Fp, 8-bit CSI and OSC), C0 and C1 controls but newline and tab, bidi controls.
+/// Fp, 8-bit CSI and OSC), C0 and C1 controls but newline and tab, bidi controls. Not the
+/// line-breaking controls (CR, VT, FF, NEL): a reader is shown a space for one between words.
 const HIDDEN: &[&str] = &[
     "\u{1b}[31m",
     "\u{1b}[0m",
@@ -55,11 +56,10 @@ const HIDDEN: &[&str] = &[
     "\u{9b}2J",
     "\u{9d}0;t\u{9c}",
     "\u{0}",
-    "\r",
     "\u{7}",
     "\u{8}",
     "\u{7f}",
-    "\u{85}",
+    "\u{84}",
     "\u{202e}",
     "\u{202a}",
     "\u{2066}",

@@ -162,9 +162,9 @@ export const commands = {
 	recallMerge: (duplicate: string, keep: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_merge", { duplicate, keep })),
 	/**
 	 *  Flag entries whose cited files changed in later commits (they return to the inbox);
-	 *  returns how many were flagged.
+	 *  says how many were trusted (no longer served) and how many were waiting already.
 	 */
-	recallCheckStale: () => typedError<number, ErrorReport_Serialize>(__TAURI_INVOKE("recall_check_stale")),
+	recallCheckStale: () => typedError<Flagged, ErrorReport_Serialize>(__TAURI_INVOKE("recall_check_stale")),
 	/**  Entries whose evidence lies in a session (the session's Recall panel), any status. */
 	recallForSession: (sessionKey: string) => typedError<Entry_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("recall_for_session", { sessionKey })),
 	/**
@@ -1278,6 +1278,22 @@ export type Filters_Serialize = {
 	/**  Only entries flagged stale (true) or not stale (false). */
 	stale: boolean | null,
 	limit: number | null,
+};
+
+/**
+ *  What a check flagged, by what each entry was before: a trusted entry flagged stale leaves
+ *  service and waits for a person again ([`super::model::Entry::is_trusted`]), while one
+ *  nobody had vouched for yet was in the inbox already and only gains the mark. Said apart, so
+ *  "3 flagged" never hides that a served note was taken back (or that none was).
+ */
+export type Flagged = {
+	/**  Entries that were trusted (served to agents): no longer served, back in the inbox. */
+	trusted: number,
+	/**
+	 *  Entries already waiting for review (unreviewed, or reviewed but not trusted), now
+	 *  marked stale too.
+	 */
+	untrusted: number,
 };
 
 /**  A Recall entry that cites a forgotten session. */
@@ -3856,6 +3872,13 @@ export type SessionTimeline_Deserialize = {
 	ran_by?: string | null,
 	title?: string | null,
 	started_at?: string | null,
+	/**  The model the transcript names, as the session list gives it. */
+	model?: string | null,
+	/**
+	 *  The session's token totals, as its detail and export count them (every count 0: the
+	 *  agent recorded none).
+	 */
+	tokens?: TokenUsage,
 	coverage: TurnCoverage,
 	turns: TimelineTurn_Deserialize[],
 	/**  What the session is related to, a person's links first, then the most confident. */
@@ -3881,6 +3904,13 @@ export type SessionTimeline_Serialize = {
 	ran_by: string | null,
 	title: string | null,
 	started_at: string | null,
+	/**  The model the transcript names, as the session list gives it. */
+	model: string | null,
+	/**
+	 *  The session's token totals, as its detail and export count them (every count 0: the
+	 *  agent recorded none).
+	 */
+	tokens: TokenUsage,
 	coverage: TurnCoverage,
 	turns: TimelineTurn_Serialize[],
 	/**  What the session is related to, a person's links first, then the most confident. */
@@ -4504,6 +4534,13 @@ export type TeamMembership_Deserialize = {
 	delete_sql?: string | null,
 	/**  The team's direct members after this run. */
 	members: string[],
+	/**
+	 *  Whether the role may connect to the team's database after this run, as the server
+	 *  answers (`CONNECT` through the team's role, a grant of its own, or `PUBLIC`'s): a member
+	 *  whose team's role lost `CONNECT` cannot read or push until the owner's `cairn team
+	 *  init` grants it again.
+	 */
+	may_connect: boolean,
 };
 
 /**  What `cairn team grant` or `cairn team revoke` found and did. */
@@ -4536,6 +4573,13 @@ export type TeamMembership_Serialize = {
 	delete_sql: string | null,
 	/**  The team's direct members after this run. */
 	members: string[],
+	/**
+	 *  Whether the role may connect to the team's database after this run, as the server
+	 *  answers (`CONNECT` through the team's role, a grant of its own, or `PUBLIC`'s): a member
+	 *  whose team's role lost `CONNECT` cannot read or push until the owner's `cairn team
+	 *  init` grants it again.
+	 */
+	may_connect: boolean,
 };
 
 /**

@@ -372,6 +372,8 @@ export function fakeTimeline(sessionKey: string, turns: number, recordsPerTurn: 
     ran_by: null,
     title: 'Session number 1',
     started_at: at(0),
+    model: null,
+    tokens: { input: 0, output: 0, cache_creation: 0, cache_read: 0, reasoning: 0 },
     coverage: { showing_turns: turns, total_turns: turns, has_more_before: false },
     turns: Array.from({ length: turns }, (_, i) => fakeTurn(i, recordsPerTurn)),
     links: [],
@@ -799,7 +801,7 @@ export function fakeBackend(options: FakeOptions = {}) {
           : null;
         // The sync captured them: the next one finds nothing at risk.
         expiring = false;
-        const report: SyncReport = { files_scanned: 8, forgotten_skipped: 0, sessions_added: sessions === 0 ? 6 : 0, subagents_added: 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [], retention, retention_warning };
+        const report: SyncReport = { files_scanned: 8, forgotten_skipped: 0, sessions_added: sessions === 0 ? 6 : 0, subagents_added: 0, sessions_updated: 0, records_added: sessions === 0 ? 90 : 0, records_updated: 0, bytes_read: 1_000_000, warnings: [], retention, retention_warning, nothing_to_read: [], agents: [] };
         if (sessions === 0) sessions = 6;
         return report;
       }

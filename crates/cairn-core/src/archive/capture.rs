@@ -144,6 +144,46 @@ pub struct SyncReport {
     /// One line when any of them deletes transcripts Cairn has not captured within 7 days,
     /// with the command that captures them ([`crate::archive::retention::warning`]).
     pub retention_warning: Option<String>,
+    /// The files read for the first time that hold no record Cairn reads (`{}` alone, a
+    /// summary line alone), as the archive keeps their paths: their sessions are in no list,
+    /// so they are named here rather than counted as new.
+    pub nothing_to_read: Vec<String>,
+    /// The counts above by agent (as the lists name it), one per agent the sync changed
+    /// anything of, by agent name.
+    pub agents: Vec<AgentSync>,
+}
+
+/// What a sync changed of one agent's sessions: its part of [`SyncReport`]'s counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AgentSync {
+    pub agent: Agent,
+    pub sessions_added: u32,
+    pub subagents_added: u32,
+    pub sessions_updated: u32,
+    pub records_added: u32,
+    pub records_updated: u32,
+}
+
+impl AgentSync {
+    fn new(agent: Agent) -> AgentSync {
+        AgentSync {
+            agent,
+            sessions_added: 0,
+            subagents_added: 0,
+            sessions_updated: 0,
+            records_added: 0,
+            records_updated: 0,
+        }
+    }
+
+    fn absorb(&mut self, more: &AgentSync) {
+        self.sessions_added += more.sessions_added;
+        self.subagents_added += more.subagents_added;
+        self.sessions_updated += more.sessions_updated;
+        self.records_added += more.records_added;
+        self.records_updated += more.records_updated;
+    }
 }
 
 impl SyncReport {
@@ -158,6 +198,14 @@ impl SyncReport {
         self.records_updated += more.records_updated;
         self.bytes_read += more.bytes_read;
         self.warnings.extend(more.warnings);
+        self.nothing_to_read.extend(more.nothing_to_read);
+        for theirs in more.agents {
+            match self.agents.iter_mut().find(|a| a.agent == theirs.agent) {
+                Some(ours) => ours.absorb(&theirs),
+                None => self.agents.push(theirs),
+            }
+        }
+        self.agents.sort_by_key(|a| a.agent.as_str());
     }
 
     /// Whether the archive changed: a session or a record arrived, or a session grew.
@@ -461,6 +509,8 @@ struct Tally {
     report: SyncReport,
     added: HashSet<i64>,
     updated: HashSet<i64>,
+    /// Records added and updated, by session row: summed by agent at the end.
+    records: BTreeMap<i64, (u32, u32)>,
     touched: Touched,
 }
 
@@ -484,6 +534,9 @@ impl Tally {
             }
             self.report.records_added += records_added;
             self.report.records_updated += records_updated;
+            let of_row = self.records.entry(session_row).or_default();
+            of_row.0 += records_added;
+            of_row.1 += records_updated;
             self.report.bytes_read += bytes;
             self.report.warnings.extend(new_warnings);
             if session_created {
@@ -507,12 +560,54 @@ impl Tally {
         self.report.forgotten_skipped = u32::try_from(forgotten).unwrap_or(u32::MAX);
         // Counted once every file is in: a sub-agent read before its parent is listed on its
         // own until then. A session added and then folded into the one its file named is
-        // gone, and not counted.
-        let (listed, others) = super::store::count_listed(conn, self.added.iter().copied())
-            .map_err(crate::store::err_in(conn))?;
-        self.report.sessions_added = listed;
-        self.report.subagents_added = others;
-        self.report.sessions_updated = self.updated.len() as u32;
+        // gone, and not counted; one that holds no record is listed nowhere, and its file is
+        // named instead.
+        let db = crate::store::err_in(conn);
+        let listed = super::store::count_listed(conn, self.added.iter().copied()).map_err(&db)?;
+        let count = |rows: &[i64]| u32::try_from(rows.len()).unwrap_or(u32::MAX);
+        self.report.sessions_added = count(&listed.listed);
+        self.report.subagents_added = count(&listed.others);
+        self.report.sessions_updated = u32::try_from(self.updated.len()).unwrap_or(u32::MAX);
+        self.report.nothing_to_read = listed.empty;
+        // By agent: every row that changed, under the agent the lists name it by.
+        let rows: Vec<i64> = self.records.keys().copied().collect();
+        let agents = super::store::listed_agents(conn, &rows).map_err(&db)?;
+        let mut by_agent: BTreeMap<&'static str, AgentSync> = BTreeMap::new();
+        let mut add = |row: i64, count: &dyn Fn(&mut AgentSync)| {
+            if let Some(&agent) = agents.get(&row) {
+                count(
+                    by_agent
+                        .entry(agent.as_str())
+                        .or_insert_with(|| AgentSync::new(agent)),
+                );
+            }
+        };
+        for &row in &listed.listed {
+            add(row, &|a| a.sessions_added += 1);
+        }
+        for &row in &listed.others {
+            add(row, &|a| a.subagents_added += 1);
+        }
+        for &row in &self.updated {
+            add(row, &|a| a.sessions_updated += 1);
+        }
+        for (&row, &(added, updated)) in &self.records {
+            add(row, &|a| {
+                a.records_added += added;
+                a.records_updated += updated;
+            });
+        }
+        self.report.agents = by_agent
+            .into_values()
+            .filter(|a| {
+                a.sessions_added
+                    + a.subagents_added
+                    + a.sessions_updated
+                    + a.records_added
+                    + a.records_updated
+                    > 0
+            })
+            .collect();
         // In the files' order, not the parallel readers' (a stable sort keeps a file's own).
         self.report
             .warnings

@@ -6,9 +6,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::sessions::count;
-use crate::archive::Agent;
 use crate::archive::store as archive;
 pub use crate::archive::store::{RecordView, TimelineTurn};
+use crate::archive::{Agent, TokenUsage};
 use crate::git::associate::Evidence;
 pub use crate::git::correct::LinkCorrection;
 use crate::git::correct::corrections_of;
@@ -55,6 +55,13 @@ pub struct SessionTimeline {
     pub ran_by: Option<String>,
     pub title: Option<String>,
     pub started_at: Option<String>,
+    /// The model the transcript names, as the session list gives it.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The session's token totals, as its detail and export count them (every count 0: the
+    /// agent recorded none).
+    #[serde(default)]
+    pub tokens: TokenUsage,
     pub coverage: TurnCoverage,
     pub turns: Vec<TimelineTurn>,
     /// What the session is related to, a person's links first, then the most confident.
@@ -133,6 +140,8 @@ pub fn timeline(conn: &Connection, session: i64, limit: u32) -> rusqlite::Result
         ran_by: h.ran_by,
         title: h.title,
         started_at: h.started_at,
+        model: h.model,
+        tokens: archive::session_tokens(conn, h.id)?,
         coverage: TurnCoverage {
             showing_turns: turns.len() as u32,
             total_turns: count(total),

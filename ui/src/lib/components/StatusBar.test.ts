@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 function report(extra: Partial<SyncReport> = {}): SyncReport {
-  return { files_scanned: 10, forgotten_skipped: 0, sessions_added: 0, subagents_added: 0, sessions_updated: 0, records_added: 0, records_updated: 0, bytes_read: 0, warnings: [], retention: [], retention_warning: null, ...extra };
+  return { files_scanned: 10, forgotten_skipped: 0, sessions_added: 0, subagents_added: 0, sessions_updated: 0, records_added: 0, records_updated: 0, bytes_read: 0, warnings: [], retention: [], retention_warning: null, nothing_to_read: [], agents: [], ...extra };
 }
 
 /** The footer after a sync that reported `done`. */

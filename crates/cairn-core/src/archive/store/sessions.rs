@@ -1,6 +1,6 @@
 //! Sessions: found by key or label, listed, detailed, and placed in their repository.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter, types::Value as SqlValue};
 use serde::{Deserialize, Serialize};
@@ -234,22 +234,8 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
             })
         },
     )?;
-    let per_message: (i64, i64, i64, i64, i64) = conn.query_row(
-        "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_creation),0),
-                COALESCE(SUM(cache_read),0), COALESCE(SUM(reasoning),0)
-         FROM token_usage WHERE session_id = ?1",
-        [id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-    )?;
-    if per_message != (0, 0, 0, 0, 0) {
-        let u = |v: i64| v.max(0) as u64;
-        d.tokens = TokenUsage {
-            input: u(per_message.0),
-            output: u(per_message.1),
-            cache_creation: u(per_message.2),
-            cache_read: u(per_message.3),
-            reasoning: u(per_message.4),
-        };
+    if let Some(per_message) = per_message_tokens(conn, id)? {
+        d.tokens = per_message;
     }
     // What the agent still holds, as a fresh read counts it: a rewound chat's dropped records
     // are shown, marked, but not counted (here, in the tools and the edited paths).
@@ -296,6 +282,47 @@ pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDet
     Ok(d)
 }
 
+/// The sum of the usage the agent recorded on the messages of session `id`; `None` when it
+/// recorded none there (an agent that keeps a running total for the thread instead).
+fn per_message_tokens(conn: &Connection, id: i64) -> rusqlite::Result<Option<TokenUsage>> {
+    let sums: (i64, i64, i64, i64, i64) = conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_creation),0),
+                    COALESCE(SUM(cache_read),0), COALESCE(SUM(reasoning),0)
+             FROM token_usage WHERE session_id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?;
+    if sums == (0, 0, 0, 0, 0) {
+        return Ok(None);
+    }
+    let u = |v: i64| u64::try_from(v).unwrap_or(0);
+    Ok(Some(TokenUsage {
+        input: u(sums.0),
+        output: u(sums.1),
+        cache_creation: u(sums.2),
+        cache_read: u(sums.3),
+        reasoning: u(sums.4),
+    }))
+}
+
+/// The token totals of session `id` as its detail gives them ([`session_detail`]): its
+/// messages' usage summed, else the thread's running total; all 0 when neither was recorded.
+pub fn session_tokens(conn: &Connection, id: i64) -> rusqlite::Result<TokenUsage> {
+    if let Some(per_message) = per_message_tokens(conn, id)? {
+        return Ok(per_message);
+    }
+    let cumulative: Option<String> = conn
+        .prepare_cached("SELECT cumulative_usage FROM sessions WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    Ok(cumulative
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default())
+}
+
 /// Which sessions to list (the session list view). Empty means every top-level session, newest first.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -335,7 +362,8 @@ pub struct SessionSummary {
     pub record_count: u32,
     /// Parse warnings recorded on the session (malformed lines and the like).
     pub warnings: u32,
-    /// Sub-agent sessions attached to this one.
+    /// Sub-agent and compaction sessions attached to this one that hold records (as a sync
+    /// counts them).
     pub subagent_count: u32,
     /// Preview of the first human prompt, when there is one.
     pub first_prompt: Option<String>,
@@ -352,11 +380,11 @@ pub fn list_sessions(conn: &Connection, q: &SessionQuery) -> rusqlite::Result<Ve
         "SELECT s.session_key, s.agent, s.session_id, s.project, s.cwd, s.git_branch, s.title, s.model,
                 s.started_at, s.updated_at, s.turn_count, s.record_count, s.warning_count,
                 (SELECT COUNT(*) FROM sessions c WHERE c.parent_key = s.session_key
-                    AND c.relation IN ('subagent', 'compaction')),
+                    AND c.relation IN ('subagent', 'compaction') AND c.record_count > 0),
                 {},
                 s.publisher, s.provider
          FROM sessions s
-         WHERE s.record_count > 0 AND {}",
+         WHERE {}",
         super::first_request_sql("s.id"),
         top_level_sql()
     );
@@ -424,7 +452,7 @@ pub struct AgentCount {
 pub fn agent_counts(conn: &Connection) -> rusqlite::Result<Vec<AgentCount>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {}, COUNT(*) FROM sessions s
-         WHERE s.record_count > 0 AND {}
+         WHERE {}
          GROUP BY 1",
         agent_filter_sql(),
         top_level_sql()
@@ -579,6 +607,8 @@ pub struct SessionHead {
     pub ran_by: Option<String>,
     pub title: Option<String>,
     pub started_at: Option<String>,
+    /// The model the transcript names (the last one it named).
+    pub model: Option<String>,
 }
 
 /// The SQL for the agent a session (alias `s`) is filtered by and shown as in search hits and
@@ -613,32 +643,77 @@ pub fn known_agent_sql(expr: &str) -> String {
 /// on its own, not lost under a parent nobody can open, until its parent is read.
 pub const ORPHANED_SQL: &str = "NOT EXISTS (SELECT 1 FROM sessions p WHERE p.session_key = s.parent_key AND p.record_count > 0)";
 
+/// How [`count_listed`] sorts the sessions it is given, by what the lists show of them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The rows listed on their own ([`top_level_sql`]).
+    pub listed: Vec<i64>,
+    /// The rows with records counted on their parent (sub-agents and compactions).
+    pub others: Vec<i64>,
+    /// The paths of the files of sessions that hold no record (a transcript of `{}` alone, or
+    /// of line types Cairn does not read): no list shows them, so no count may either.
+    pub empty: Vec<String>,
+}
+
 /// Of the sessions with these row ids that are still there, how many are listed on their own
-/// ([`top_level_sql`]) and how many are not (sub-agents and compactions, counted on their
-/// parent). A row gone (a placeholder folded into the session its file later named) is neither.
+/// ([`top_level_sql`]), how many are counted on their parent (sub-agents and compactions), and
+/// the files of those no list shows for want of a record. A row gone (a placeholder folded into
+/// the session its file later named) is none of them.
 pub fn count_listed(
     conn: &Connection,
     rows: impl IntoIterator<Item = i64>,
-) -> rusqlite::Result<(u32, u32)> {
+) -> rusqlite::Result<Listed> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {} FROM sessions s WHERE s.id = ?1",
+        "SELECT s.record_count > 0, {} FROM sessions s WHERE s.id = ?1",
         top_level_sql()
     ))?;
-    let (mut listed, mut others) = (0, 0);
+    let mut paths =
+        conn.prepare_cached("SELECT path FROM sources WHERE session_id = ?1 ORDER BY path")?;
+    let mut out = Listed::default();
     for row in rows {
-        match stmt.query_row([row], |r| r.get::<_, bool>(0)).optional()? {
-            Some(true) => listed += 1,
-            Some(false) => others += 1,
+        let found = stmt
+            .query_row([row], |r| Ok((r.get::<_, bool>(0)?, r.get::<_, bool>(1)?)))
+            .optional()?;
+        match found {
+            Some((true, true)) => out.listed.push(row),
+            Some((true, false)) => out.others.push(row),
+            Some((false, _)) => {
+                for path in paths.query_map([row], |r| r.get::<_, String>(0))? {
+                    out.empty.push(path?);
+                }
+            }
             None => {}
         }
     }
-    Ok((listed, others))
+    out.empty.sort();
+    out.empty.dedup();
+    Ok(out)
 }
 
-/// A session (alias `s`) listed on its own: neither a sub-agent nor a compaction of a session
-/// Cairn holds (a fork stands on its own).
+/// The agent each of the sessions with these row ids is listed and filtered under
+/// ([`agent_filter_sql`]), by row; a row gone is left out.
+pub fn listed_agents(conn: &Connection, rows: &[i64]) -> rusqlite::Result<HashMap<i64, Agent>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {} FROM sessions s WHERE s.id = ?1",
+        agent_filter_sql()
+    ))?;
+    let mut out = HashMap::new();
+    for &row in rows {
+        let name: Option<String> = stmt.query_row([row], |r| r.get(0)).optional()?;
+        if let Some(agent) = name.as_deref().and_then(Agent::parse) {
+            out.insert(row, agent);
+        }
+    }
+    Ok(out)
+}
+
+/// A session (alias `s`) listed on its own: one with records (a file that held none made a
+/// row no person can open), neither a sub-agent nor a compaction of a session Cairn holds (a
+/// fork stands on its own). The lists, the agent counts and a sync's report all count by it.
 fn top_level_sql() -> String {
-    format!("(s.relation IS NULL OR s.relation = 'fork' OR {ORPHANED_SQL})")
+    format!(
+        "(s.record_count > 0 AND (s.relation IS NULL OR s.relation = 'fork' OR {ORPHANED_SQL}))"
+    )
 }
 
 /// Keep `ran_as` of the session with row id `id` true to its `agent` and `provider`: capture
@@ -749,7 +824,7 @@ pub fn session_warnings(conn: &Connection, id: i64) -> rusqlite::Result<Vec<Warn
 /// The head of the session with row id `id`.
 pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead> {
     conn.prepare_cached(
-        "SELECT session_key, agent, title, started_at, provider FROM sessions WHERE id = ?1",
+        "SELECT session_key, agent, title, started_at, provider, model FROM sessions WHERE id = ?1",
     )?
     .query_row([id], |r| {
         let agent: String = r.get(1)?;
@@ -761,6 +836,7 @@ pub fn session_head(conn: &Connection, id: i64) -> rusqlite::Result<SessionHead>
             ran_by,
             title: r.get(2)?,
             started_at: r.get(3)?,
+            model: r.get(5)?,
         })
     })
 }
