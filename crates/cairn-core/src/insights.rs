@@ -390,7 +390,8 @@ pub fn write(plan: Plan, generator: &dyn Generator, title: Option<&str>) -> Resu
     let p = plan.prepared;
     let started = Instant::now();
     let out = generator.generate(&p.prompt)?;
-    let content = clean_report(&out.text);
+    let content =
+        render::unlink_unread_sessions(&clean_report(&out.text), &p.material.session_keys);
     if content.trim().is_empty() {
         return Err(Error::Generator {
             what: p.identity.backend.clone(),
@@ -443,6 +444,8 @@ pub fn get(conn: &Connection, data_dir: &Path, id: i64) -> Result<Option<Insight
             i.template_title = t.title;
         }
         i.link = link(i.id);
+        // A report stored before links were checked when it was made reads as one made now.
+        i.content = render::unlink_unread_sessions(&i.content, &i.session_keys);
         i
     }))
 }

@@ -219,3 +219,27 @@ fn a_file_rewritten_while_read_keeps_what_was_stored() {
     }
     support::assert_ordinals_dense(data.path());
 }
+
+/// A usage count past `i64::MAX` is kept at the store's cap (as an ATIF import caps it), not
+/// wrapped into a negative number that reads back as no usage at all.
+#[test]
+fn a_huge_token_count_is_capped_not_wrapped() {
+    let data = tempfile::tempdir().unwrap();
+    let src = tempfile::tempdir().unwrap();
+    let file = src.path().join("huge-usage.jsonl");
+    let assistant = serde_json::json!({
+        "type": "assistant", "uuid": "a1", "parentUuid": "u0", "sessionId": "hostile-1",
+        "timestamp": "2026-01-01T00:00:01Z", "cwd": "/tmp/p",
+        "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "done"}],
+                    "usage": {"input_tokens": u64::MAX, "output_tokens": 7}}
+    });
+    std::fs::write(&file, format!("{}\n{assistant}\n", claude_line(0, "count"))).unwrap();
+    let cairn = Cairn::open(data.path()).unwrap();
+    support::capture(&cairn, &[support::main_file(Agent::Claude, &file)]);
+    let key = support::session_keys(data.path(), "id").remove(0);
+    let tokens = cairn.session(&key).unwrap().tokens;
+    assert_eq!(
+        (tokens.input, tokens.output),
+        (cairn_core::archive::sources::atif::MAX_TOKENS, 7)
+    );
+}

@@ -250,3 +250,130 @@ fn the_cache_key_follows_the_material() {
     );
     assert_eq!(rec.prompts.borrow().len(), 3);
 }
+
+/// A report's token figures add up each session's totals as the session's detail gives them:
+/// Claude's usage per message, Codex's running total for the thread (which has no per-message
+/// rows, and once read as none).
+#[test]
+fn a_slice_s_tokens_are_its_sessions_totals() {
+    let (_d, _s, cairn) = archive();
+    // The Codex fixture whose last running total is not trimmed to 0.
+    support::capture(
+        &cairn,
+        &[support::main_file(
+            Agent::Codex,
+            &support::fixtures().join("codex/codex_053_rate_limit.jsonl"),
+        )],
+    );
+    let tokens_of = |agent: Agent| {
+        let mut req = request("weekly-summary");
+        req.slice.agent = Some(agent);
+        let rec = recorder();
+        let generated = cairn.insight_generate_with(&req, &rec, &|_| {}).unwrap();
+        let (mut input, mut output) = (0u64, 0u64);
+        for key in &generated.insight.session_keys {
+            let tokens = cairn.session(key).unwrap().tokens;
+            input += tokens.input;
+            output += tokens.output;
+        }
+        let prompt = rec.prompts.borrow()[0].clone();
+        (input, output, prompt)
+    };
+    for agent in [Agent::Claude, Agent::Codex] {
+        let (input, output, prompt) = tokens_of(agent);
+        assert!(
+            input > 0 && output > 0,
+            "{agent:?}: the fixtures hold usage"
+        );
+        assert!(
+            prompt.contains(&format!("\ntokens: {input} in, {output} out\n")),
+            "{agent:?}: {input} in, {output} out expected in {prompt}"
+        );
+    }
+}
+
+/// A generator that answers every prompt with the same text.
+struct Fixed(String);
+
+impl Generator for Fixed {
+    fn identity(&self) -> GeneratorIdentity {
+        GeneratorIdentity {
+            backend: "test".into(),
+            model: Some("fixed".into()),
+            endpoint_hash: None,
+        }
+    }
+    fn ask(&self, _: &Ask<'_>, _: &Outbound) -> Result<Answer, LlmError> {
+        Ok(Answer {
+            content: self.0.clone(),
+            ..Default::default()
+        })
+    }
+}
+
+/// A link the model wrote to a session the report did not read (forgotten before the report,
+/// or made up) keeps its text but not its address, in the report as generated, as read back
+/// and as exported; links to the report's own sessions stay as written. A report stored with
+/// such a link by an older build reads the same.
+#[test]
+fn links_to_sessions_the_report_did_not_read_are_taken_out() {
+    use cairn_core::ForgetRequest;
+    use cairn_core::insights::render::{ExportFormat, UNREAD_SESSION};
+    let (_d, _s, cairn) = archive();
+    let mut codex = request("weekly-summary");
+    codex.slice.agent = Some(Agent::Codex);
+    let keys = cairn
+        .insight_generate_with(&codex, &recorder(), &|_| {})
+        .unwrap()
+        .insight
+        .session_keys;
+    let (kept, gone) = (keys[0].clone(), keys[1].clone());
+    cairn
+        .forget(&ForgetRequest {
+            session: Some(gone.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    let answer = format!(
+        "# Week\n\nSee [the run](cairn://session/{kept}?record=2), \
+         [the lost run](cairn://session/{gone}?record=1), [made up](CAIRN://session/sha256-nope) \
+         and <cairn://session/{gone}>; also [the reference][r].\n\n[r]: cairn://session/{gone}\n"
+    );
+    let generated = cairn
+        .insight_generate_with(&codex, &Fixed(answer.clone()), &|_| {})
+        .unwrap()
+        .insight;
+    assert_eq!(generated.session_keys, vec![kept.clone()]);
+    let check = |text: &str, what: &str| {
+        assert!(!text.contains(&gone), "{what}: {text}");
+        assert!(!text.contains("sha256-nope"), "{what}: {text}");
+        assert!(
+            text.contains(&format!("[the run](cairn://session/{kept}?record=2)")),
+            "{what}: {text}"
+        );
+        for said in [
+            format!("the lost run {UNREAD_SESSION}"),
+            format!("made up {UNREAD_SESSION}"),
+            format!("and {UNREAD_SESSION};"),
+        ] {
+            assert!(text.contains(&said), "{what}: `{said}` not in {text}");
+        }
+    };
+    check(&generated.content, "generated");
+    let id = generated.id;
+    check(&cairn.insight_get(id).unwrap().content, "read back");
+    for format in [ExportFormat::Md, ExportFormat::Json, ExportFormat::Html] {
+        let (text, _) = cairn.insight_export(id, format).unwrap();
+        assert!(!text.contains(&gone), "{format:?}: {text}");
+        assert!(!text.contains("sha256-nope"), "{format:?}: {text}");
+    }
+    // What an older build stored, links and all, reads as a report made now.
+    rusqlite::Connection::open(cairn.data_dir().join("cairn.db"))
+        .unwrap()
+        .execute(
+            "UPDATE insights SET content = ?1 WHERE id = ?2",
+            rusqlite::params![answer, id],
+        )
+        .unwrap();
+    check(&cairn.insight_get(id).unwrap().content, "stored before");
+}

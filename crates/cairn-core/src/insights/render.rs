@@ -102,6 +102,94 @@ fn html_with(markdown: &str, allowed: &dyn Fn(&str) -> bool) -> String {
     out
 }
 
+/// What a link to a session the report did not read says in its place.
+pub const UNREAD_SESSION: &str = "(session not in this report)";
+
+/// A report's Markdown with every link to a `cairn://session/` the report did not read (one
+/// forgotten since, or that never existed: a model may invent a key) turned into its text and
+/// [`UNREAD_SESSION`]; a reference definition of such an address is dropped. Everything else
+/// stays as the model wrote it, links to `sessions` included. A report is made and read
+/// through this ([`super::write`], [`super::get`]), so its Markdown and JSON, its view and its
+/// exports never open another session, or nothing, where the report seems to cite one.
+pub fn unlink_unread_sessions(markdown: &str, sessions: &[String]) -> String {
+    // Taking a link away can let the text around it read as a link anew: read again until
+    // nothing changes.
+    let mut now = unlink_once(markdown, sessions);
+    for _ in 1..8 {
+        let next = unlink_once(&now, sessions);
+        if next == now {
+            break;
+        }
+        now = next;
+    }
+    now
+}
+
+fn unlink_once(markdown: &str, sessions: &[String]) -> String {
+    use crate::views::export::markdown::link_allowed;
+    let unread = |url: &str| {
+        url.trim()
+            .to_ascii_lowercase()
+            .starts_with("cairn://session/")
+            && !link_allowed(url, sessions)
+    };
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let parser = Parser::new_ext(markdown, options).into_offset_iter();
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    for (_, def) in parser.reference_definitions().iter() {
+        if unread(&def.dest) {
+            edits.push((def.span.start, def.span.end, String::new()));
+        }
+    }
+    // The link being read, when it goes: where its text starts and ends in the source.
+    let mut open: Option<Option<(usize, usize)>> = None;
+    for (event, range) in parser {
+        match event {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            }) if unread(&dest_url) => {
+                if link_type == pulldown_cmark::LinkType::Autolink {
+                    // `<cairn://session/…>`: its text is the address itself.
+                    edits.push((range.start, range.end, UNREAD_SESSION.to_owned()));
+                } else {
+                    open = Some(None);
+                }
+            }
+            Event::End(TagEnd::Link) if open.is_some() => {
+                let text = match open.take().flatten() {
+                    Some((a, z)) => format!("{} {UNREAD_SESSION}", markdown[a..z].trim_end()),
+                    None => UNREAD_SESSION.to_owned(),
+                };
+                edits.push((range.start, range.end, text));
+            }
+            _ => {
+                if let Some(inner) = open.as_mut() {
+                    *inner = Some(match *inner {
+                        Some((a, z)) => (a.min(range.start), z.max(range.end)),
+                        None => (range.start, range.end),
+                    });
+                }
+            }
+        }
+    }
+    edits.sort_by_key(|e| (e.0, std::cmp::Reverse(e.1)));
+    let mut out = String::with_capacity(markdown.len());
+    let mut at = 0;
+    for (a, z, with) in edits {
+        if a < at {
+            continue;
+        }
+        out.push_str(&markdown[at..a]);
+        out.push_str(&with);
+        at = z;
+    }
+    out.push_str(&markdown[at..]);
+    out
+}
+
 fn title_of(url: &str) -> String {
     crate::text::excerpt(&crate::text::printable(url), 60)
 }
@@ -395,6 +483,25 @@ mod tests {
             );
             assert!(html.contains("href=\"https://example.org\""), "{html}");
         }
+    }
+
+    #[test]
+    fn only_links_to_unread_sessions_lose_their_address() {
+        let read = vec!["sha256-in".to_owned()];
+        let md = "[a](cairn://session/sha256-in?record=3) [b](cairn://session/sha256-out) \
+                  [c](https://example.org) `[d](cairn://session/sha256-out)` <b>kept</b>\n\n\
+                  [e][r] <cairn://session/sha256-out>\n\n[r]: cairn://session/sha256-out\n";
+        let out = unlink_unread_sessions(md, &read);
+        assert_eq!(
+            out,
+            format!(
+                "[a](cairn://session/sha256-in?record=3) b {UNREAD_SESSION} \
+                 [c](https://example.org) `[d](cairn://session/sha256-out)` <b>kept</b>\n\n\
+                 e {UNREAD_SESSION} {UNREAD_SESSION}\n\n\n"
+            )
+        );
+        // Read again, nothing changes.
+        assert_eq!(unlink_unread_sessions(&out, &read), out);
     }
 
     #[test]

@@ -445,7 +445,7 @@ pub(super) fn commit_in<'b>(
                    cache_read = excluded.cache_read, reasoning = excluded.reasoning",
             )
             .map_err(e)?
-            .execute(params![session_row, message_id, u.input as i64, u.output as i64, u.cache_creation as i64, u.cache_read as i64, u.reasoning as i64])
+            .execute(params![session_row, message_id, stored_tokens(u.input), stored_tokens(u.output), stored_tokens(u.cache_creation), stored_tokens(u.cache_read), stored_tokens(u.reasoning)])
             .map_err(e)?;
         }
         let mut new_findings = 0;
@@ -728,4 +728,27 @@ pub(super) fn update_session_meta(
             usage,
         ])?;
     Ok(())
+}
+
+/// A message's token count as the store keeps it: capped at the bound the ATIF import reads
+/// counts to ([`sources::atif::MAX_TOKENS`]), as a transcript may claim any 64-bit number. A
+/// cast would turn a count past `i64::MAX` negative, and uncapped counts could overflow the
+/// sums the session's and a report's totals take.
+fn stored_tokens(n: u64) -> i64 {
+    i64::try_from(n.min(sources::atif::MAX_TOKENS)).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_are_capped_not_wrapped() {
+        assert_eq!(stored_tokens(0), 0);
+        assert_eq!(stored_tokens(96_316), 96_316);
+        let cap = i64::try_from(sources::atif::MAX_TOKENS).unwrap_or(i64::MAX);
+        assert_eq!(stored_tokens(sources::atif::MAX_TOKENS + 1), cap);
+        assert_eq!(stored_tokens(i64::MAX as u64 + 1), cap);
+        assert_eq!(stored_tokens(u64::MAX), cap);
+    }
 }

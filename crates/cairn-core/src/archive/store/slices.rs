@@ -16,6 +16,7 @@ pub struct SliceTotals {
     pub edits: i64,
     /// Calls per tool name, most first, ten at most.
     pub tools: Vec<(String, i64)>,
+    /// The sum of each session's tokens as `cairn session --json` gives them.
     pub input_tokens: i64,
     pub output_tokens: i64,
 }
@@ -61,13 +62,21 @@ pub fn slice_totals(conn: &Connection, sessions: &[i64]) -> rusqlite::Result<Sli
     totals.tools = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    (totals.input_tokens, totals.output_tokens) = conn.query_row(
-        &format!(
-            "SELECT COALESCE(SUM(input), 0), COALESCE(SUM(output), 0) FROM token_usage WHERE session_id IN ({family})"
-        ),
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    // Each session's tokens as its detail gives them (`session_tokens`: its messages' usage
+    // summed, else the thread's running total), so a slice of Codex or Crush sessions, which
+    // keep only a total, is not reported as using none, and the slice adds up to its sessions.
+    let mut stmt = conn.prepare(&family)?;
+    let members = stmt
+        .query_map([], |r| r.get::<_, i64>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (mut input, mut output) = (0u64, 0u64);
+    for id in members {
+        let used = super::sessions::session_tokens(conn, id)?;
+        input = input.saturating_add(used.input);
+        output = output.saturating_add(used.output);
+    }
+    let signed = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    (totals.input_tokens, totals.output_tokens) = (signed(input), signed(output));
     Ok(totals)
 }
 
