@@ -201,9 +201,8 @@ const WOULD: &str = "Would forget";
 
 /// The shell words that delete the database `path` with its `-wal` and `-shm`: the file the
 /// core named, never its cleaned form, which names another file once cleaning changed it (a
-/// folder `da\x1b[31mta` cleans to `data`). A name a terminal shows as it is goes in single
-/// quotes. One holding what [`clean`] takes out, or a newline or tab, goes in `$'…'` with those
-/// characters' bytes as `\xNN` escapes, which bash and zsh read, and the line says so. A name
+/// folder `da\x1b[31mta` cleans to `data`): each name as [`cairn_core::text::shell_quoted`]
+/// writes it, the line saying so when that is a `$'…'` word only bash and zsh read. A name
 /// holding U+FFFD may be one that is not UTF-8, shown lossily by the core: no words here name
 /// it for sure, so none are given. Whatever is returned, [`clean`] leaves as it is.
 fn rm_line(path: &str) -> String {
@@ -212,53 +211,20 @@ fn rm_line(path: &str) -> String {
                 text, which no command written here would name for sure)"
             .to_owned();
     }
-    let shown = clean(path) == path && !path.contains(['\n', '\t']);
-    let quoted = if shown {
-        format!("'{}'", path.replace('\'', "'\\''"))
-    } else {
-        escaped(path)
-    };
-    let rm = format!("rm -f {quoted} {quoted}-wal {quoted}-shm");
-    if shown {
-        rm
-    } else {
+    let word = |p: &str| cairn_core::text::shell_quoted(p);
+    let rm = format!(
+        "rm -f {} {} {}",
+        word(path),
+        word(&format!("{path}-wal")),
+        word(&format!("{path}-shm"))
+    );
+    if word(path).starts_with('$') {
         format!(
             "in bash or zsh (its name holds characters a terminal does not show, written as \\x escapes): {rm}"
         )
+    } else {
+        rm
     }
-}
-
-/// `path` as one `$'…'` shell word: what [`clean`] would take out of it, and newlines and
-/// tabs, as the `\xNN` escapes of their UTF-8 bytes; a quote and a backslash escaped; the rest
-/// as it is.
-fn escaped(path: &str) -> String {
-    use std::fmt::Write as _;
-    let mut word = String::from("$'");
-    let plain = |word: &mut String, text: &str| {
-        for c in text.chars() {
-            match c {
-                '\\' | '\'' => {
-                    word.push('\\');
-                    word.push(c);
-                }
-                '\n' | '\t' => {
-                    let _ = write!(word, "\\x{:02x}", c as u32);
-                }
-                c => word.push(c),
-            }
-        }
-    };
-    let mut at = 0;
-    for (a, z) in cairn_core::text::hidden(path) {
-        plain(&mut word, &path[at..a]);
-        for b in path[a..z].bytes() {
-            let _ = write!(word, "\\x{b:02x}");
-        }
-        at = z;
-    }
-    plain(&mut word, &path[at..]);
-    word.push('\'');
-    word
 }
 
 /// Before a forget is confirmed: the other databases it will reach (those a rebuild set aside

@@ -680,14 +680,25 @@ pub(crate) fn permissions(data_dir: &Path) -> Check {
     )
 }
 
-/// `path` quoted for a POSIX shell, for the commands a fix suggests.
+/// `path` as one shell word for the commands a fix suggests: the path itself, never its cleaned
+/// form (which would name another file), `$'…'` where a terminal would not show it as it is.
 fn quoted(path: &Path) -> String {
-    format!("'{}'", path.display().to_string().replace('\'', "'\\''"))
+    crate::text::shell_quoted(&path.display().to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fix's command names the file itself: a folder whose name holds an escape sequence is
+    /// written with it escaped, never as the folder its cleaned name would be.
+    #[test]
+    fn a_fix_names_the_file_not_its_cleaned_name() {
+        assert_eq!(quoted(Path::new("/h/data/cairn.db")), "'/h/data/cairn.db'");
+        let odd = quoted(Path::new("/h/da\u{1b}[31mta/cairn.db"));
+        assert_eq!(odd, "$'/h/da\\x1b\\x5b\\x33\\x31\\x6dta/cairn.db'");
+        assert_eq!(crate::text::printable(&odd), odd);
+    }
 
     /// A source dir the OS will not show fails, in the words a sync warns with, and counts as
     /// used (a hook is worth having there); a missing default one is an agent not used here.

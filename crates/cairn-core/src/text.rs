@@ -146,6 +146,45 @@ fn is_line_break_control(c: char) -> bool {
     c.is_control() && c.is_whitespace() && !matches!(c, '\n' | '\t')
 }
 
+/// `text` (a path, mostly) as one word a shell reads back as exactly `text`, for the commands a
+/// fix suggests: in single quotes when a terminal shows it as it is; else as a `$'…'` word
+/// (bash, zsh) where what [`printable`] would take out, and newlines and tabs, are the `\xNN`
+/// escapes of their UTF-8 bytes. Printing the cleaned text in quotes instead would name another
+/// file (a folder `da\x1b[31mta` cleans to `data`, the one beside it). [`printable`] leaves what
+/// this returns as it is.
+pub fn shell_quoted(text: &str) -> String {
+    use std::fmt::Write as _;
+    if printable(text) == text && !text.contains(['\n', '\t']) {
+        return format!("'{}'", text.replace('\'', "'\\''"));
+    }
+    let mut word = String::from("$'");
+    let plain = |word: &mut String, part: &str| {
+        for c in part.chars() {
+            match c {
+                '\\' | '\'' => {
+                    word.push('\\');
+                    word.push(c);
+                }
+                '\n' | '\t' => {
+                    let _ = write!(word, "\\x{:02x}", c as u32);
+                }
+                c => word.push(c),
+            }
+        }
+    };
+    let mut at = 0;
+    for (a, z) in hidden(text) {
+        plain(&mut word, &text[at..a]);
+        for b in text[a..z].bytes() {
+            let _ = write!(word, "\\x{b:02x}");
+        }
+        at = z;
+    }
+    plain(&mut word, &text[at..]);
+    word.push('\'');
+    word
+}
+
 /// The byte ranges of `text` a reader must not be handed, in order and disjoint (neighbours
 /// joined): escape sequences whole, 7-bit (`ESC [ …`, `ESC ] …`, `ESC P …`, `ESC ( B`, …)
 /// and 8-bit (C1 CSI, OSC, DCS, SOS, PM, APC) with their parameters and strings; every other
@@ -621,6 +660,21 @@ mod tests {
             "xgnp.exe a\u{200f}"
         );
         assert_eq!(printable("naïve 日本 ✓"), "naïve 日本 ✓");
+    }
+
+    /// A path a terminal shows as it is goes in single quotes; one holding what cleaning takes
+    /// out, a newline or a tab goes in `$'…'` with those bytes escaped, and stays printable.
+    #[test]
+    fn a_shell_word_names_exactly_the_path() {
+        assert_eq!(shell_quoted("/d/cairn.db"), "'/d/cairn.db'");
+        assert_eq!(shell_quoted("/d/it's"), "'/d/it'\\''s'");
+        let odd = "/h/da\u{1b}[31mta/x\ty\u{202e}'\\";
+        let word = shell_quoted(odd);
+        assert_eq!(
+            word,
+            "$'/h/da\\x1b\\x5b\\x33\\x31\\x6dta/x\\x09y\\xe2\\x80\\xae\\'\\\\'"
+        );
+        assert_eq!(printable(&word), word);
     }
 
     /// A carriage return, vertical tab, form feed or NEL parts the words either side as the
