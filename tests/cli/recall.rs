@@ -305,7 +305,8 @@ fn brief_is_trusted_only_and_the_inbox_makes_entries_trusted() {
 
 /// `recall brief` serves by the rule the session-start brief and the MCP tools read: an entry
 /// scoped to a branch only on that branch (the one checked out where it is asked, or
-/// `--git-branch`), never on another or outside a repository.
+/// `--git-branch`) of its own project, never on another, in another repository with a branch
+/// of that name, or outside a repository.
 #[test]
 fn brief_serves_a_branch_scoped_entry_only_on_its_branch() {
     let env = synced();
@@ -322,29 +323,45 @@ fn brief_serves_a_branch_scoped_entry_only_on_its_branch() {
     line["scope"] = json!("branch");
     let file = write(&env, "e.jsonl", &[line.to_string()]);
     env.ok(&["recall", "import", &file, "--yes"]);
-    assert_eq!(
-        env.json(&["recall", "get", "on4te"])["git_branch"],
-        "spotter-4te"
-    );
-    let repo = env.root.path().join("checkout");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
+    let got = env.json(&["recall", "get", "on4te"]);
+    assert_eq!(got["git_branch"], "spotter-4te");
+    let project = got["project"].as_str().unwrap().to_owned();
+    // A checkout of the entry's project, and another repository with a branch of the same name.
+    let repo = env.root.path().join("a").join(&project);
+    let other = env.root.path().join("checkout");
+    for dir in [&repo, &other] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let git_in = |dir: &std::path::Path, args: &[&str]| {
         let out = Command::new("git")
             .arg("-C")
-            .arg(&repo)
+            .arg(dir)
             .args(args)
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
     };
+    let git = |args: &[&str]| git_in(&repo, args);
     git(&["init", "-q", "-b", "master"]);
-    let r = repo.to_str().unwrap();
-    let ids = |args: &[&str]| {
-        let mut all = vec!["-C", r, "recall", "brief", "spotter deps"];
+    git_in(&other, &["init", "-q", "-b", "spotter-4te"]);
+    let ids_in = |dir: &std::path::Path, args: &[&str]| {
+        let mut all = vec![
+            "-C",
+            dir.to_str().unwrap(),
+            "recall",
+            "brief",
+            "spotter deps",
+        ];
         all.extend_from_slice(args);
         env.json(&all)["entry_ids"].clone()
     };
+    let ids = |args: &[&str]| ids_in(&repo, args);
     assert_eq!(ids(&[]), json!([]), "not on master");
+    assert_eq!(
+        ids_in(&other, &[]),
+        json!([]),
+        "not in another repository on a branch of the same name"
+    );
     let outside = env.root.path().join("home");
     let elsewhere = env.json(&[
         "-C",

@@ -117,7 +117,11 @@ impl Cairn {
     /// the rule the session-start brief and the MCP tools read): the `git_branch` filter's when
     /// one is given, else the branch checked out at `dir` (none outside a repository or when
     /// detached, so no branch-scoped entry then). An entry scoped to another branch is never
-    /// packed, whatever else matches. Recorded in the ledger as `surface` (what was packed).
+    /// packed, whatever else matches. Asked inside a repository with no `project` (or that
+    /// repository's) and no `cwd` filter, the brief is that repository's, by the rule the
+    /// session-start brief and MCP read: its project's entries learnt in it
+    /// ([`recall::memory::recorded_here`]), then other projects' global ones. Recorded in the
+    /// ledger as `surface` (what was packed).
     ///
     /// The rule needs the entry's scope, which the ranking does not filter on, so the ranking is
     /// read as deep as a query may go ([`recall::store::MAX_LIMIT`]) and cut to the limit after.
@@ -127,6 +131,7 @@ impl Cairn {
         dir: &Path,
         surface: recall::model::Surface,
     ) -> Result<recall::QueryResponse> {
+        let place = recall::memory::place(dir);
         let branch = req
             .filters
             .git_branch
@@ -134,16 +139,40 @@ impl Cairn {
             .map(str::trim)
             .filter(|b| !b.is_empty())
             .map(str::to_owned)
-            .or_else(|| recall::memory::place(dir).and_then(|p| p.branch));
+            .or_else(|| place.as_ref().and_then(|p| p.branch.clone()));
         let branch = branch.as_deref();
         let want = req.filters.limit() as usize;
         let mut wide = req.clone();
         wide.context = false;
         wide.filters.limit = Some(recall::store::MAX_LIMIT);
+        // A brief that names no project or folder is for the repository it was asked in, as
+        // the session-start brief and MCP are: its own entries (not those of another repository
+        // of the same name), then other projects' global ones. Else a branch-scoped entry of
+        // any repository with a branch of this name would apply here.
+        let mut here = None;
+        if let Some(p) = &place
+            && wide.filters.cwd.is_none()
+            && wide
+                .filters
+                .project
+                .as_ref()
+                .is_none_or(|n| *n == p.project)
+        {
+            wide.filters.project = Some(p.project.clone());
+            here = Some(recall::memory::origin::Here::new(&p.root));
+        }
         let store = self.store();
         let mut resp = self.recall_answer(&store, &wide)?;
         resp.results
             .retain(|r| recall::memory::applies(&r.entry, branch));
+        if let Some(here) = here.as_mut() {
+            recall::memory::keep_recorded_here(
+                store.conn(),
+                &mut resp.results,
+                |r| &r.entry,
+                here,
+            )?;
+        }
         resp.results.truncate(want);
         resp.untrusted_matches = 0;
         if resp.results.is_empty() && req.filters.trusted_only {
@@ -158,10 +187,18 @@ impl Cairn {
             )?;
             untrusted
                 .retain(|r| !r.entry.is_trusted() && recall::memory::applies(&r.entry, branch));
+            if let Some(here) = here.as_mut() {
+                recall::memory::keep_recorded_here(
+                    store.conn(),
+                    &mut untrusted,
+                    |r| &r.entry,
+                    here,
+                )?;
+            }
             resp.untrusted_matches = u32::try_from(untrusted.len()).unwrap_or(u32::MAX);
         }
         let packed = recall::brief::pack(
-            &recall::memory::global::labelled(&resp.results, req.filters.project.as_deref()),
+            &recall::memory::global::labelled(&resp.results, wide.filters.project.as_deref()),
             req.max_bytes
                 .map_or(recall::brief::DEFAULT_MAX_BYTES, |b| b as usize),
             req.max_tokens.map(|t| t as usize),
