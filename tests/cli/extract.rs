@@ -323,7 +323,8 @@ fn a_failed_session_fails_the_run_with_exit_1_and_names_it() {
     assert!(stdout.contains(" done, 1 failed\n"), "{stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("cairn: 1 session failed, the first sha256-")
+        stderr.starts_with("cairn: 1 session failed, the first ")
+            && stderr.contains(" session of 20")
             && stderr.contains("not JSON")
             && stderr.contains("--session"),
         "{stderr}"

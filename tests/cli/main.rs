@@ -29,6 +29,7 @@ mod publish_full;
 mod reading;
 mod rebuild;
 mod recall;
+mod recall_names;
 mod reindex;
 mod resume;
 mod search;

@@ -177,21 +177,25 @@ fn short(fp: &str) -> String {
     clean(&fp.chars().take(12).collect::<String>())
 }
 
-/// Progress lines on stderr.
-struct Lines {
+/// Progress lines on stderr. `name` says a session as a person knows it (`Names::said`: no
+/// key unless `--keys`); events come with no lock on the archive held, so it may read it.
+struct Lines<'a> {
     enabled: bool,
     state: Mutex<Counts>,
+    name: &'a (dyn Fn(&str) -> String + Sync),
 }
 
 /// Sessions of a pass: how many it will read, how many were started (each start numbered
-/// in turn, so sessions read side by side never share a number).
+/// in turn, so sessions read side by side never share a number), and the number each started
+/// session's later lines go by.
 #[derive(Default)]
 struct Counts {
     started: u32,
     total: u32,
+    numbers: std::collections::HashMap<String, u32>,
 }
 
-impl ExtractProgress for Lines {
+impl ExtractProgress for Lines<'_> {
     fn event(&self, e: &Event) {
         if !self.enabled {
             return;
@@ -202,9 +206,15 @@ impl ExtractProgress for Lines {
     }
 }
 
-impl Lines {
+impl Lines<'_> {
     /// The line an event prints, if any.
     fn line(&self, e: &Event) -> Option<String> {
+        // Read before the state is locked: sessions read side by side report meanwhile.
+        let named = match e {
+            Event::SessionStarted { session_key, .. }
+            | Event::SessionFailed { session_key, .. } => (self.name)(session_key),
+            _ => String::new(),
+        };
         let mut st = self
             .state
             .lock()
@@ -223,32 +233,31 @@ impl Lines {
             }
             Event::SessionStarted {
                 session_key,
-                title,
                 units_todo,
                 ..
             } => {
                 st.started += 1;
+                let n = st.started;
+                st.numbers.insert(session_key.clone(), n);
                 format!(
-                    "[{}/{}] {} {}: {}",
-                    st.started,
+                    "[{n}/{}] {named}: {}",
                     st.total,
-                    short(session_key),
-                    render::line(title, render::TITLE_CHARS),
                     plural(*units_todo, "unit")
                 )
             }
+            // A unit goes by its session's number: sessions read side by side interleave.
             Event::UnitDone {
                 session_key,
                 unit,
                 units_total,
                 entries,
-            } => format!(
-                "  {} unit {unit}/{units_total}: +{entries}",
-                short(session_key)
-            ),
+            } => match st.numbers.get(session_key) {
+                Some(n) => format!("  [{n}] unit {unit}/{units_total}: +{entries}"),
+                None => format!("  unit {unit}/{units_total}: +{entries}"),
+            },
             Event::SessionDone { .. } => return None,
-            Event::SessionFailed { session_key, error } => {
-                format!("  {} failed: {}", short(session_key), clean(error))
+            Event::SessionFailed { error, .. } => {
+                format!("  {named} failed: {}", clean(error))
             }
             Event::Aborted { error } => format!("stopped: {}", clean(error)),
             Event::Activated { fingerprint } => {
@@ -315,9 +324,11 @@ pub fn run(
             }
         }
         ExtractCommand::Run { scope, progress } => {
+            let name = |key: &str| names.said(key);
             let lines = Lines {
                 enabled: render::shows_progress(progress, json_out),
                 state: Mutex::new(Counts::default()),
+                name: &name,
             };
             let r = cairn.recall_extract_run(
                 &RunOptions {
@@ -348,7 +359,12 @@ pub fn run(
                     writeln!(out, "Generation activated: {}", short(&r.fingerprint))?;
                 }
                 for f in &r.failures {
-                    writeln!(out, "failed {}: {}", clean(&f.session_key), clean(&f.error))?;
+                    writeln!(
+                        out,
+                        "failed {}: {}",
+                        names.said(&f.session_key),
+                        clean(&f.error)
+                    )?;
                 }
                 waiting_quiet(out, r.waiting_quiet, "left")?;
                 if r.entries > 0 && r.staged {
@@ -363,7 +379,7 @@ pub fn run(
                 }
             }
             out.flush()?;
-            unfinished(&r)?;
+            unfinished(&r, names)?;
         }
         ExtractCommand::Status => {
             let s = cairn.recall_extract_status()?;
@@ -504,7 +520,12 @@ pub fn run(
                 }
             }
             for f in &s.failures {
-                writeln!(out, "failed {}: {}", clean(&f.session_key), clean(&f.error))?;
+                writeln!(
+                    out,
+                    "failed {}: {}",
+                    names.said(&f.session_key),
+                    clean(&f.error)
+                )?;
             }
         }
         ExtractCommand::Activate => {
@@ -550,7 +571,10 @@ pub fn run(
 /// A pass that stopped early or failed sessions fails the command (exit 1, the reason on stderr
 /// as every error is), after its report: a script or a scheduler must not take it for a
 /// complete run.
-fn unfinished(r: &cairn_core::recall::extract::RunReport) -> Result<()> {
+fn unfinished(
+    r: &cairn_core::recall::extract::RunReport,
+    names: &crate::recall::Names<'_>,
+) -> Result<()> {
     if let Some(e) = &r.aborted {
         return Err(cairn_core::Error::External(format!(
             "extraction stopped early: {e}; what was read is kept, and the next run goes on from there"
@@ -558,10 +582,21 @@ fn unfinished(r: &cairn_core::recall::extract::RunReport) -> Result<()> {
         .into());
     }
     if let Some(first) = r.failures.first() {
+        // The command that reads it again names it as a person types it back (its agent's
+        // id); one without such an id is named by its key only under --keys.
+        let again = match names.session(&first.session_key) {
+            typed
+                if typed.starts_with(|c: char| c.is_ascii_alphanumeric())
+                    && !typed.contains(char::is_whitespace) =>
+            {
+                format!("--session {typed}")
+            }
+            _ => "--session <key> (`cairn sessions --keys` lists them)".to_owned(),
+        };
         return Err(cairn_core::Error::External(format!(
-            "{} failed, the first {}: {}; `cairn recall extract status` lists them; each is tried again after `failure_backoff`, or at once with --session <key>",
+            "{} failed, the first {}: {}; `cairn recall extract status` lists them; each is tried again after `failure_backoff`, or at once with {again}",
             plural(r.failed, "session"),
-            first.session_key,
+            names.said(&first.session_key),
             first.error
         ))
         .into());
@@ -1125,12 +1160,14 @@ mod tests {
     use super::*;
 
     /// Two sessions read side by side (concurrency 2) start before either is done: each start
-    /// has its own number.
+    /// has its own number, which its units go by; each is said by its name, never its key.
     #[test]
     fn sessions_started_side_by_side_are_numbered_apart() {
+        let name = |key: &str| format!("session {}", key.to_uppercase());
         let lines = Lines {
             enabled: true,
             state: Mutex::new(Counts::default()),
+            name: &name,
         };
         lines.line(&Event::PassStarted {
             fingerprint: "f".repeat(64),
@@ -1144,7 +1181,19 @@ mod tests {
         };
         let a = lines.line(&start("aaaa")).unwrap_or_default();
         let b = lines.line(&start("bbbb")).unwrap_or_default();
-        assert!(a.starts_with("[1/4] aaaa"), "{a}");
-        assert!(b.starts_with("[2/4] bbbb"), "{b}");
+        assert_eq!(a, "[1/4] session AAAA: 3 units");
+        assert_eq!(b, "[2/4] session BBBB: 3 units");
+        let unit = lines.line(&Event::UnitDone {
+            session_key: "aaaa".to_owned(),
+            unit: 1,
+            units_total: 3,
+            entries: 2,
+        });
+        assert_eq!(unit.as_deref(), Some("  [1] unit 1/3: +2"));
+        let failed = lines.line(&Event::SessionFailed {
+            session_key: "cccc".to_owned(),
+            error: "not JSON".to_owned(),
+        });
+        assert_eq!(failed.as_deref(), Some("  session CCCC failed: not JSON"));
     }
 }

@@ -356,7 +356,7 @@ pub fn run(
                 }
                 if let Some(c) = &resp.context {
                     writeln!(out)?;
-                    writeln!(out, "{}", clean(&c.text))?;
+                    writeln!(out, "{}", clean(&names.in_brief(&c.text)))?;
                 }
             }
         }
@@ -387,7 +387,7 @@ pub fn run(
                 writeln!(out, "Trusted-only: {}", resp.trusted_only)?;
                 writeln!(out)?;
                 match resp.context.as_ref().filter(|p| !p.entry_ids.is_empty()) {
-                    Some(p) => writeln!(out, "{}", clean(&p.text))?,
+                    Some(p) => writeln!(out, "{}", clean(&names.in_brief(&p.text)))?,
                     None if resp.untrusted_matches > 0 => writeln!(
                         out,
                         "(no reviewed entries match; {} unreviewed do — review them with `cairn recall review`, or add --include-unreviewed)",
@@ -402,25 +402,44 @@ pub fn run(
             }
         }
         RecallCommand::List { query, filters } => {
-            let f = filters.build(cairn, dir)?;
-            let entries: Vec<Entry> = match query.filter(|q| !q.trim().is_empty()) {
-                Some(q) => {
-                    let req = QueryRequest {
-                        text: q,
-                        filters: f,
-                        ..Default::default()
-                    };
-                    // A ranked listing is browsing, not a query: not recorded.
-                    cairn_list_ranked(cairn, &req)?
-                }
-                None => cairn.recall_list(&f)?,
+            let req = QueryRequest {
+                text: query.unwrap_or_default(),
+                filters: filters.build(cairn, dir)?,
+                ..Default::default()
             };
+            // A ranked listing is browsing, not a query: not recorded.
+            let list = |req: &QueryRequest| -> Result<Vec<Entry>> {
+                if req.text.trim().is_empty() {
+                    Ok(cairn.recall_list(&req.filters)?)
+                } else {
+                    cairn_list_ranked(cairn, req)
+                }
+            };
+            let mut entries = list(&req)?;
+            // A project's listing ends with the trusted global entries of the other projects,
+            // as every answer for one project does (`memory::global`).
+            let project = req.filters.project.clone();
+            if let Some(global) = cairn_core::recall::memory::global::request(&req) {
+                let globals = list(&global)?;
+                cairn_core::recall::memory::global::join_listed(&mut entries, globals, &req);
+            }
             if json_out {
                 render::json(out, &entries)?;
             } else {
                 writeln!(out, "Trusted-only: {}", filters.trusted_only)?;
                 for e in &entries {
-                    render_entry(out, e)?;
+                    // Where a global entry of another project was learnt, as a brief says it.
+                    let label = project
+                        .as_deref()
+                        .and_then(|p| cairn_core::recall::memory::global::label(e, p));
+                    match label {
+                        Some(label) => {
+                            let mut e = e.clone();
+                            e.title = format!("{} {label}", e.title.trim_end());
+                            render_entry(out, &e)?;
+                        }
+                        None => render_entry(out, e)?,
+                    }
                 }
                 if entries.is_empty() {
                     writeln!(out, "No recall entries match.")?;
@@ -820,26 +839,67 @@ fn feedback_said(f: FeedbackCounts) -> String {
     format!("{} helpful, {} wrong", f.helpful, f.wrong)
 }
 
-/// How human output names a session evidence cites: as a person types it back (its agent's id,
-/// see `Cairn::session_handle`), its internal key only under `--keys` (CLI.md).
+/// How human output names a session: as a person types it back (its agent's id, see
+/// `Cairn::session_handle`) or as a person knows it (its agent, start and what it was about),
+/// its internal key only under `--keys` (CLI.md).
 pub(crate) struct Names<'a> {
-    cairn: &'a Cairn,
-    keys: bool,
+    pub(crate) cairn: &'a Cairn,
+    pub(crate) keys: bool,
 }
 
 impl Names<'_> {
+    /// The session as a person types it back: its agent's id when that names it alone, else
+    /// (an id no shell passes as is, or shared) as a person knows it ([`Names::said`]).
     pub(crate) fn session(&self, key: &str) -> String {
         if self.keys {
             return clean(key);
         }
-        clean(
-            &self
-                .cairn
-                .session_handle(key)
-                .unwrap_or_else(|_| key.to_owned()),
-        )
+        match self.cairn.session_handle(key) {
+            Ok(handle) if handle != key => clean(&handle),
+            _ => self.said(key),
+        }
+    }
+
+    /// The session as a person knows it: `claude session of 2026-02-10 22:57 "start phoenix in
+    /// background"` (its title, else its first request, cut short); its key under `--keys`.
+    pub(crate) fn said(&self, key: &str) -> String {
+        if self.keys {
+            return clean(key);
+        }
+        match self.cairn.session_name(key) {
+            Ok(n) => session_said(&n),
+            // Evidence may outlive what it cites (`cairn forget`): said so, not by its key.
+            Err(_) => "a session no longer in the archive".to_owned(),
+        }
+    }
+
+    /// A packed brief as human output prints it: each session its evidence cites said as a
+    /// person knows it ([`Names::said`]), where agents and `--json` read its key.
+    fn in_brief(&self, text: &str) -> String {
+        let mut said: BTreeMap<String, String> = BTreeMap::new();
+        cairn_core::recall::brief::name_sessions(text, &mut |key| {
+            said.entry(key.to_owned())
+                .or_insert_with(|| self.said(key))
+                .clone()
+        })
     }
 }
+
+/// `claude session of 2026-02-10 22:57 "what it was about"`: cleaned, on one line.
+pub(crate) fn session_said(n: &cairn_core::archive::store::SessionName) -> String {
+    let agent = render::line(n.ran_by.as_deref().unwrap_or(n.agent.as_str()), 40);
+    let when = render::short_time(n.started_at.as_deref());
+    match n.about.as_deref() {
+        Some(about) => format!(
+            "{agent} session of {when} \"{}\"",
+            render::line(about, SAID_CHARS)
+        ),
+        None => format!("{agent} session of {when}"),
+    }
+}
+
+/// How much of a session's title or first request names it in a line about something else.
+const SAID_CHARS: usize = 50;
 
 /// A ranked listing without recording (the facade records queries only).
 fn cairn_list_ranked(cairn: &Cairn, req: &QueryRequest) -> Result<Vec<Entry>> {

@@ -51,6 +51,7 @@ mod private;
 mod rebuild;
 mod rebuild_live;
 mod recall;
+mod recall_embed_once;
 mod recall_questions;
 mod recall_same_name;
 mod recall_semantic;

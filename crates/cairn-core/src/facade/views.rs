@@ -64,6 +64,14 @@ impl Cairn {
         crate::archive::store::session_handle(store.conn(), row).map_err(|e| store.err(e))
     }
 
+    /// How a person knows session `key_or_id` without its key (see
+    /// [`crate::archive::store::SessionName`]): its agent, start and title or first request.
+    pub fn session_name(&self, key_or_id: &str) -> Result<archive::SessionName> {
+        let store = self.store();
+        let row = self.session_row(&store, key_or_id)?;
+        archive::session_name(store.conn(), row).map_err(|e| store.err(e))
+    }
+
     /// The command that continues session `key_or_id` in its agent, in its folder, and what
     /// stands in its way (`cairn resume`, the session page's "Resume" line).
     pub fn resume_command(&self, key_or_id: &str) -> Result<views::resume::ResumeCommand> {

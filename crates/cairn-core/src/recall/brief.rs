@@ -93,14 +93,46 @@ fn render_full(i: usize, r: &Ranked) -> String {
         .iter()
         .map(|v| {
             format!(
-                "{} records {}-{}",
+                "{}{RECORDS}{}-{}",
                 v.session_key, v.ordinal_start, v.ordinal_end
             )
         })
         .collect();
     if !ev.is_empty() {
-        lines.push(format!("   evidence: {}", ev.join("; ")));
+        lines.push(format!("{EVIDENCE}{}", ev.join(CITES_APART)));
     }
+    lines.join("\n")
+}
+
+/// How an entry's evidence line starts in a brief, what follows each session it cites, and
+/// what stands between two citations: [`render_full`] writes them, [`name_sessions`] reads
+/// them back.
+const EVIDENCE: &str = "   evidence: ";
+const RECORDS: &str = " records ";
+const CITES_APART: &str = "; ";
+
+/// `text`, a brief [`pack`] wrote, with the session each evidence line cites by its key named
+/// as `name` says. Agents, MCP and `--json` get the keys (`show` takes them back); human output
+/// names a session as a person knows it (CLI.md prints no internal key unless asked). Only the
+/// evidence lines are read: an entry's own text is on lines of its own (`body:`, `when:`),
+/// never one of these.
+pub fn name_sessions(text: &str, name: &mut dyn FnMut(&str) -> String) -> String {
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|line| match line.strip_prefix(EVIDENCE) {
+            Some(cites) => {
+                let named: Vec<String> = cites
+                    .split(CITES_APART)
+                    .map(|cite| match cite.split_once(RECORDS) {
+                        Some((key, range)) => format!("{}{RECORDS}{range}", name(key)),
+                        None => cite.to_owned(),
+                    })
+                    .collect();
+                format!("{EVIDENCE}{}", named.join(CITES_APART))
+            }
+            None => line.to_owned(),
+        })
+        .collect();
     lines.join("\n")
 }
 
@@ -263,5 +295,35 @@ mod tests {
             1
         );
         assert!(p.bytes as usize <= 4000);
+    }
+
+    /// Human output renames the sessions of the evidence lines a brief wrote, and nothing an
+    /// entry says: a body that reads like an evidence line stays as written.
+    #[test]
+    fn only_evidence_lines_have_their_sessions_named() {
+        let mut e = ranked("t1", "Run setup first", true);
+        e.entry.body = "evidence: sha256-0000 records 1-2".to_owned();
+        for (key, start) in [("sha256-aaaa", 3), ("sha256-bbbb", 7)] {
+            e.entry.evidence.push(
+                serde_json::from_value(serde_json::json!({
+                    "session_key": key, "ordinal_start": start, "ordinal_end": start + 1,
+                    "start_record": "", "end_record": "", "content_digest": "",
+                    "tool_use_id": null, "snippet": "", "files": []
+                }))
+                .expect("valid evidence"),
+            );
+        }
+        let text = pack(&[e], 4000, None).text;
+        assert!(text.contains("   evidence: sha256-aaaa records 3-4; sha256-bbbb records 7-8"));
+        let named = name_sessions(&text, &mut |key| format!("<{key}>"));
+        assert!(
+            named.contains("   evidence: <sha256-aaaa> records 3-4; <sha256-bbbb> records 7-8"),
+            "{named}"
+        );
+        assert!(
+            named.contains("   body: evidence: sha256-0000 records 1-2"),
+            "{named}"
+        );
+        assert_eq!(named.lines().count(), text.lines().count());
     }
 }

@@ -190,6 +190,39 @@ pub fn session_handle(conn: &Connection, id: i64) -> rusqlite::Result<String> {
     })
 }
 
+/// How a person knows a session without its key (human output prints none, CLI.md): who ran
+/// it, when it started, and what it was about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionName {
+    pub agent: Agent,
+    /// The agent that ran an imported or pulled trajectory, as it names itself.
+    pub ran_by: Option<String>,
+    pub started_at: Option<String>,
+    /// Its title, else its first request (as the session list shows it); `None` when it has
+    /// neither.
+    pub about: Option<String>,
+}
+
+/// The [`SessionName`] of the session with row id `id`.
+pub fn session_name(conn: &Connection, id: i64) -> rusqlite::Result<SessionName> {
+    conn.prepare_cached(&format!(
+        "SELECT s.agent, s.provider, COALESCE(s.started_at, s.updated_at), s.title, {}
+         FROM sessions s WHERE s.id = ?1",
+        super::first_request_sql("s.id")
+    ))?
+    .query_row([id], |r| {
+        let agent: String = r.get(0)?;
+        let (agent, ran_by) = stored(&agent, r.get::<_, Option<String>>(1)?.as_deref());
+        let said = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+        Ok(SessionName {
+            agent,
+            ran_by,
+            started_at: r.get(2)?,
+            about: said(r.get(3)?).or(said(r.get(4)?)),
+        })
+    })
+}
+
 /// Everything the archive knows of the session with row id `id`.
 pub fn session_detail(conn: &Connection, id: i64) -> rusqlite::Result<SessionDetail> {
     let mut d = conn.query_row(

@@ -262,9 +262,22 @@ pub fn evidence_range(e: &RawEntry, start: u32, end: u32) -> Option<(u32, u32)> 
 /// that its evidence is the whole part of the session it was shown.
 pub fn out_of_unit_note(e: &RawEntry, start: u32, end: u32) -> String {
     format!(
-        "the model cited records {}-{}, not within the records {start}-{end} it was shown; bound to all of those, so check which of them supports it",
-        e.first, e.last
+        "{}, not within the records {start}-{end} it was shown; bound to all of those, so check which of them supports it",
+        cited(e.first, e.last)
     )
+}
+
+/// What the model cited, in words: a range with a negative end (`-5-3` reads as neither) is
+/// records outside the session, a range that ends before it starts is said as backwards, and
+/// either quotes the numbers it gave.
+fn cited(first: i64, last: i64) -> String {
+    if first < 0 || last < 0 {
+        format!("the model cited records outside the session (it gave {first} to {last})")
+    } else if first > last {
+        format!("the model cited records backwards (from {first} to {last})")
+    } else {
+        format!("the model cited records {first}-{last}")
+    }
 }
 
 #[cfg(test)]
@@ -471,6 +484,37 @@ mod tests {
             e.first = first;
             e.last = last;
             assert_eq!(evidence_range(&e, 2, 9), None, "{first}..{last}");
+        }
+    }
+
+    /// A refused citation is said as the model gave it, in words a reviewer reads right: a
+    /// negative end is outside the session (never "records -5-3"), a reversed range backwards.
+    #[test]
+    fn a_refused_citation_is_said_honestly() {
+        let mut e = parse(&entry("")).unwrap().remove(0);
+        for (first, last, said) in [
+            (
+                -5,
+                3,
+                "the model cited records outside the session (it gave -5 to 3), ",
+            ),
+            (
+                2,
+                -1,
+                "the model cited records outside the session (it gave 2 to -1), ",
+            ),
+            (7, 5, "the model cited records backwards (from 7 to 5), "),
+            (50, 60, "the model cited records 50-60, "),
+        ] {
+            e.first = first;
+            e.last = last;
+            let note = out_of_unit_note(&e, 2, 9);
+            assert!(note.starts_with(said), "{note}");
+            assert!(
+                note.contains("not within the records 2-9 it was shown"),
+                "{note}"
+            );
+            assert!(!note.contains("--") && !note.contains(" -5-"), "{note}");
         }
     }
 }

@@ -128,6 +128,26 @@ pub fn join(resp: &mut QueryResponse, globals: Vec<Ranked>, req: &QueryRequest) 
     };
 }
 
+/// `globals` (listed for [`request`]) after `own`, a listing of `req`'s project, up to `req`'s
+/// limit, by [`join`]'s rule: `cairn recall list --project p`, which a brief's last line points
+/// at for the notes it had no room for, lists what the brief held back, the global entries of
+/// other projects among them.
+pub fn join_listed(own: &mut Vec<Entry>, globals: Vec<Entry>, req: &QueryRequest) {
+    let project = req.filters.project.as_deref().map(str::trim).unwrap_or("");
+    let room = (req.filters.limit() as usize).saturating_sub(own.len());
+    let fresh: Vec<Entry> = globals
+        .into_iter()
+        .filter(|g| {
+            g.project != project
+                && g.is_trusted()
+                && everywhere(g.scope)
+                && !own.iter().any(|e| e.id == g.id)
+        })
+        .take(room)
+        .collect();
+    own.extend(fresh);
+}
+
 /// `ranked` as a brief for `project` packs it: each global entry of another project has where
 /// it was learnt after its title ("(global, from shop)"), so an agent reads it as a standing
 /// preference carried over, not as a fact about this repository. `None` (every project's
