@@ -882,6 +882,12 @@ pub fn skim(out: &mut impl Write, v: &cairn_core::views::skim::SkimView, keys: b
             line(&s.status, 20)
         };
         writeln!(out, "  status: {status}")?;
+        if s.unplaced {
+            writeln!(
+                out,
+                "  ran in: no repository Cairn could tell (its folder was gone or in none when captured, or it was imported): it may have run elsewhere"
+            )?;
+        }
         if keys {
             writeln!(out, "  session {}", clean(&s.session_key))?;
         }

@@ -1107,6 +1107,8 @@ impl Server {
                     "title": s.title,
                     "project": s.project,
                     "untrusted": s.untrusted,
+                    // Placed in no repository: listed since it may have run here, or anywhere.
+                    "unplaced": s.unplaced,
                     "started_at": s.started_at,
                     "updated_at": s.updated_at,
                     "turn_count": s.turn_count,

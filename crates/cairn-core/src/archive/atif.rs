@@ -81,6 +81,24 @@ pub struct Step {
     pub tool_calls: Option<Vec<ToolCall>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<Observation>,
+    /// The tokens of the model call the step records (an agent step only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Metrics>,
+    #[serde(default, skip_serializing_if = "is_none_or_empty")]
+    pub extra: Option<Value>,
+}
+
+/// A step's `metrics`: its model call's tokens as ATIF counts them (`prompt_tokens` includes
+/// the cached ones).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Cairn's own counts in `cairn.tokens`, as in [`FinalMetrics::extra`]; read back on import.
     #[serde(default, skip_serializing_if = "is_none_or_empty")]
     pub extra: Option<Value>,
 }

@@ -520,6 +520,7 @@ impl Tally {
             session_key: _,
             session_row,
             session_created,
+            first_records,
             records_added,
             records_updated,
             new_warnings,
@@ -539,7 +540,11 @@ impl Tally {
             of_row.1 += records_updated;
             self.report.bytes_read += bytes;
             self.report.warnings.extend(new_warnings);
-            if session_created {
+            // A session that had held no record is new to a person when its first arrive
+            // (its file was first read empty, in an earlier sync or this one): the lists
+            // showed nothing of it before.
+            if session_created || first_records {
+                self.updated.remove(&session_row);
                 self.added.insert(session_row);
             } else if (records_added > 0 || records_updated > 0)
                 && !self.added.contains(&session_row)

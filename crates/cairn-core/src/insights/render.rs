@@ -190,6 +190,26 @@ fn unlink_once(markdown: &str, sessions: &[String]) -> String {
     out
 }
 
+/// A report's Markdown as the words a person reads in it: its text, code and alt text, and raw
+/// HTML as the text it is shown as, one block per line; never a link's or an image's address,
+/// which the reader does not see (a `<…>` autolink's text is its address, and is read). What
+/// `insights list --search` matches.
+pub fn read_text(markdown: &str) -> String {
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut out = String::with_capacity(markdown.len());
+    for event in Parser::new_ext(markdown, options) {
+        match event {
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
+                out.push_str(&t);
+            }
+            Event::SoftBreak | Event::HardBreak | Event::Rule | Event::End(_) => out.push('\n'),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn title_of(url: &str) -> String {
     crate::text::excerpt(&crate::text::printable(url), 60)
 }

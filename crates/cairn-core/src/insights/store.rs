@@ -114,7 +114,9 @@ pub fn by_cache_key(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64
 }
 
 /// Reports, newest first; `search` matches title and content (case-insensitive words, all
-/// must match), `starred` keeps starred ones only.
+/// must match), `starred` keeps starred ones only. The content is matched as a person reads it
+/// ([`super::render::read_text`]): a word found only in a link's address (every report cites
+/// sessions as `cairn://session/…`) does not find the report.
 pub fn list(
     conn: &Connection,
     search: Option<&str>,
@@ -122,11 +124,14 @@ pub fn list(
     limit: u32,
 ) -> rusqlite::Result<Vec<InsightSummary>> {
     let mut sql = String::from(
-        "SELECT id, title, template_id, generator, model, slice, starred, created_at, sessions_total
+        "SELECT id, title, template_id, generator, model, slice, starred, created_at, sessions_total,
+                content
          FROM insights WHERE 1 = 1",
     );
+    let words: Vec<&str> = search.unwrap_or("").split_whitespace().take(8).collect();
     let mut args: Vec<String> = Vec::new();
-    for word in search.unwrap_or("").split_whitespace().take(8) {
+    // SQL narrows to the reports holding every word anywhere; the words read are checked below.
+    for word in &words {
         let escaped = word
             .replace('\\', "\\\\")
             .replace('%', "\\%")
@@ -138,14 +143,31 @@ pub fn list(
     if starred {
         sql.push_str(" AND starred = 1");
     }
-    sql.push_str(&format!(" ORDER BY created_at DESC, id DESC LIMIT {limit}"));
+    sql.push_str(" ORDER BY created_at DESC, id DESC");
+    if words.is_empty() {
+        sql.push_str(&format!(" LIMIT {limit}"));
+    }
+    // LIKE folds ASCII letters only: so does the check, or it would find what LIKE left out.
+    let words: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         let id: i64 = r.get(0)?;
         let slice = slice_of(&r.get::<_, String>(5)?)?;
-        Ok(InsightSummary {
+        let title: String = r.get(1)?;
+        let found = words.is_empty() || {
+            let content: Option<String> = r.get(9)?;
+            let read = super::render::read_text(content.as_deref().unwrap_or_default());
+            let (title, read) = (title.to_ascii_lowercase(), read.to_ascii_lowercase());
+            words
+                .iter()
+                .all(|w| title.contains(w.as_str()) || read.contains(w.as_str()))
+        };
+        if !found {
+            return Ok(None);
+        }
+        Ok(Some(InsightSummary {
             id,
-            title: r.get(1)?,
+            title,
             template_id: r.get(2)?,
             generator: r.get(3)?,
             model: r.get(4)?,
@@ -154,9 +176,18 @@ pub fn list(
             created_at: r.get(7)?,
             sessions_total: r.get(8)?,
             link: super::link(id),
-        })
+        }))
     })?;
-    rows.collect()
+    let mut out = Vec::new();
+    for row in rows {
+        if let Some(summary) = row? {
+            out.push(summary);
+            if out.len() >= limit as usize {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub fn set_starred(conn: &Connection, id: i64, starred: bool) -> rusqlite::Result<bool> {

@@ -269,6 +269,11 @@ pub struct Document {
     /// `subagent_trajectories`), in the order they started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<Document>,
+    /// The tokens of each model call the agent recorded, by the ordinal of the first record of
+    /// its message that is the agent's own ([`archive::message_tokens_by_ordinal`]): ATIF's
+    /// per-step `metrics`. Not part of the JSON export, whose records carry no usage.
+    #[serde(skip)]
+    pub step_tokens: BTreeMap<u32, crate::archive::TokenUsage>,
 }
 
 /// An export, rendered.
@@ -371,11 +376,13 @@ impl Document {
                 subagents.push(Document::build_with(conn, id, &whole, home, db)?);
             }
         }
+        let step_tokens = archive::message_tokens_by_ordinal(conn, session).map_err(db)?;
         let doc = Document {
             session: detail,
             turns,
             left_out,
             subagents,
+            step_tokens,
         };
         doc.cleaned(home)
     }
@@ -431,6 +438,7 @@ impl Document {
             turns,
             left_out,
             subagents: self.subagents,
+            step_tokens: self.step_tokens,
         })
     }
 

@@ -107,6 +107,15 @@ pub struct SkimSession {
     /// what `show` opens.
     #[serde(default)]
     pub archive_key: Option<String>,
+    /// True for this machine's session that Cairn could place in no repository (its folder
+    /// gone or never one, an import from another machine), listed by a skim of a repository
+    /// because it may have run there ([`SkimQuery::unplaced`]), or by one of every repository:
+    /// it may as well have run anywhere else, and is marked so. Never set by a skim of the
+    /// sessions of no repository ([`SkimQuery::project`]), where every one is such. The window
+    /// lists these under their project, never in a repository's skim: not in its bindings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "specta", specta(skip))]
+    pub unplaced: bool,
     pub agent: Agent,
     /// The agent that ran it when that is not `agent`, by its name: an imported trajectory's,
     /// or an agent a newer Cairn reads and this build does not (then `agent` is `atif`), from
@@ -238,11 +247,11 @@ pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result
     let mut links = git::target_links(conn, &keys, pr_number)?;
     // Sessions of another repository with a link skim would show: strong, or weak when asked.
     let mut elsewhere: BTreeSet<i64> = BTreeSet::new();
+    let ids: BTreeSet<i64> = links.iter().map(|l| l.session_id).collect();
+    let session_places = archive::session_places(conn, &ids.into_iter().collect::<Vec<_>>())?;
     if !matches!(scope.within, Within::Anywhere) || q.agent.is_some() {
-        let ids: BTreeSet<i64> = links.iter().map(|l| l.session_id).collect();
-        let places = archive::session_places(conn, &ids.into_iter().collect::<Vec<_>>())?;
         links.retain(|l| {
-            let Some(p) = places.get(&l.session_id) else {
+            let Some(p) = session_places.get(&l.session_id) else {
                 return false;
             };
             if q.agent.is_some_and(|a| p.agent != a) {
@@ -297,12 +306,16 @@ pub fn skim(conn: &Connection, q: &SkimQuery, scope: &Scope) -> rusqlite::Result
             coverage.weak_sessions_hidden += 1;
             continue;
         }
-        let Some(s) = session_row(conn, session_id, &links, weak)? else {
+        let Some(mut s) = session_row(conn, session_id, &links, weak)? else {
             // A teammate's session pulled in full: it shows from their document below, in the
             // repository it was pulled into, marked as theirs; never as this machine's own
             // (which `publish` would re-publish).
             continue;
         };
+        s.unplaced = !matches!(scope.within, Within::Unplaced { .. })
+            && session_places
+                .get(&session_id)
+                .is_some_and(|p| p.repo_id.is_none());
         local.insert(s.session_key.clone(), (session_id, links));
         sessions.push(s);
     }
@@ -486,6 +499,7 @@ impl SkimSession {
             published_by: None,
             published_at: Some(doc.published_at),
             archive_key: None,
+            unplaced: false,
             agent: s.agent.agent(),
             ran_by: s.agent.ran_by(),
             title: s.title,
@@ -603,6 +617,7 @@ fn session_row(
         published_by: None,
         published_at: None,
         archive_key: None,
+        unplaced: false,
         agent: card.agent,
         ran_by: card.ran_by,
         title: card.title,

@@ -21,6 +21,10 @@ pub(crate) enum Commit {
         session_key: String,
         session_row: i64,
         session_created: bool,
+        /// The session had never held a record before this batch (a file first read empty,
+        /// or made of lines Cairn keeps nothing of): to a person it is new once this batch
+        /// adds its first ones, not updated.
+        first_records: bool,
         records_added: u32,
         records_updated: u32,
         new_warnings: Vec<Warning>,
@@ -554,6 +558,7 @@ pub(super) fn commit_in<'b>(
             session_key,
             session_row,
             session_created,
+            first_records: never_held && added > 0,
             records_added: added,
             records_updated: keyed.updated,
             new_warnings,

@@ -344,34 +344,37 @@ fn usage_from(prompt: u64, completion: u64, cached: u64) -> Option<TokenUsage> {
     (!usage.is_unknown()).then_some(usage)
 }
 
-/// A step's `metrics`: the tokens of the model call it records.
+/// A step's `metrics`: the tokens of the model call it records, exactly from Cairn's own
+/// `extra.cairn.tokens` when an export of Cairn's wrote them, else as ATIF counts them.
 fn step_usage(m: &Value) -> Option<TokenUsage> {
-    usage_from(
-        token_count(m.get("prompt_tokens")),
-        token_count(m.get("completion_tokens")),
-        token_count(m.get("cached_tokens")),
-    )
+    cairn_tokens(m).or_else(|| {
+        usage_from(
+            token_count(m.get("prompt_tokens")),
+            token_count(m.get("completion_tokens")),
+            token_count(m.get("cached_tokens")),
+        )
+    })
+}
+
+/// The counts Cairn's own export keeps in a metrics object's `extra.cairn.tokens` (ATIF has no
+/// field for cache writes or reasoning tokens); `None` when there are none.
+fn cairn_tokens(m: &Value) -> Option<TokenUsage> {
+    let t = m.get("extra")?.get("cairn")?.get("tokens")?;
+    let usage = TokenUsage {
+        input: token_count(t.get("input")),
+        output: token_count(t.get("output")),
+        cache_creation: token_count(t.get("cache_creation")),
+        cache_read: token_count(t.get("cache_read")),
+        reasoning: token_count(t.get("reasoning")),
+    };
+    (!usage.is_unknown()).then_some(usage)
 }
 
 /// A trajectory's `final_metrics`: Cairn's own export keeps the session's usage exactly in
-/// `extra.cairn.tokens` (ATIF has no field for cache writes or reasoning tokens); else the
-/// totals ATIF defines.
+/// `extra.cairn.tokens`; else the totals ATIF defines.
 fn final_usage(m: &Value) -> Option<TokenUsage> {
-    if let Some(t) = m
-        .get("extra")
-        .and_then(|e| e.get("cairn"))
-        .and_then(|c| c.get("tokens"))
-    {
-        let usage = TokenUsage {
-            input: token_count(t.get("input")),
-            output: token_count(t.get("output")),
-            cache_creation: token_count(t.get("cache_creation")),
-            cache_read: token_count(t.get("cache_read")),
-            reasoning: token_count(t.get("reasoning")),
-        };
-        if !usage.is_unknown() {
-            return Some(usage);
-        }
+    if let Some(usage) = cairn_tokens(m) {
+        return Some(usage);
     }
     usage_from(
         token_count(m.get("total_prompt_tokens")),

@@ -350,15 +350,20 @@ pub fn without_json_punctuation(snippet: &str) -> String {
 }
 
 /// A snippet of a stored tool input as a person reads it: its JSON punctuation dropped
-/// ([`without_json_punctuation`]), then its escapes decoded ([`readable_escapes`]).
+/// ([`without_json_punctuation`]), its escapes decoded ([`readable_escapes`]), then shown as
+/// text ([`shown_snippet`]): a terminal escape written into the input (`\u001b]8;;http://…`, a
+/// hyperlink) goes whole, where it read as ` ]8;;http://…`.
 pub fn readable_input(snippet: &str) -> String {
-    readable_escapes(&without_json_punctuation(snippet))
+    shown_snippet(&readable_escapes(&without_json_punctuation(snippet)))
 }
 
-/// A snippet of a stored tool input as a person reads it: the JSON escapes decoded (`\"` and
-/// `\\` to the character, a line break, tab or other control character to a space, since a
-/// snippet is one line), so a command reads `git commit -m "fix"`, not `-m \"fix\"`. A cut-off
-/// or unknown escape stays as written; the match marks stay where they are.
+/// A snippet of a stored tool input with the JSON escapes decoded (`\"` and `\\` to the
+/// character, a line break, tab or other control character to a space, since a snippet is one
+/// line), so a command reads `git commit -m "fix"`, not `-m \"fix\"`. The characters that open
+/// or close a terminal escape sequence (ESC, BEL and the C1 controls) are decoded as
+/// themselves, so [`shown_snippet`] takes each sequence out whole: as a space, the rest of a
+/// hyperlink (`]8;;http://…`) stayed behind as text. A cut-off or unknown escape stays as
+/// written; the match marks stay where they are.
 pub fn readable_escapes(snippet: &str) -> String {
     let mut out = String::with_capacity(snippet.len());
     let mut chars = snippet.chars().peekable();
@@ -384,7 +389,9 @@ pub fn readable_escapes(snippet: &str) -> String {
                 {
                     Some(code) => {
                         chars.nth(4);
-                        match char::from_u32(code).filter(|c| !c.is_control()) {
+                        match char::from_u32(code)
+                            .filter(|&c| !c.is_control() || opens_or_ends_escape(c))
+                        {
                             Some(decoded) => out.push(decoded),
                             None => out.push(' '),
                         }
@@ -394,6 +401,80 @@ pub fn readable_escapes(snippet: &str) -> String {
             }
             _ => out.push(c),
         }
+    }
+    out
+}
+
+/// ESC, BEL and the C1 controls (U+0080–U+009F): what a terminal escape sequence starts or
+/// ends with, which [`crate::text::printable`] reads a whole sequence from.
+fn opens_or_ends_escape(c: char) -> bool {
+    matches!(c, '\u{1b}' | '\u{7}' | '\u{80}'..='\u{9f}')
+}
+
+/// A snippet (of a record's text, or a tool input's made readable) as a person reads it, for
+/// the CLI, the MCP server and the window alike: terminal escape sequences taken out whole
+/// ([`crate::text::printable`]), and the part of one the index's cut left without its start.
+/// A snippet cut at its front may begin inside a control string: the rest of a hyperlink's
+/// target (`…file://host/src/main.rs ESC\ main.rs`), which no terminal shows and the
+/// cleaning cannot tell from text once its `ESC ]8;;` is cut away. Such a start (no white space,
+/// up to the string's terminator: BEL, `ESC \` or ST) is left out. A snippet cut at its end
+/// inside a control string keeps its `…`, and the match marks stay paired where a cut took
+/// one of a pair.
+pub fn shown_snippet(snippet: &str) -> String {
+    let snippet = match snippet.strip_prefix('…') {
+        Some(rest) => match cut_control_string(rest) {
+            Some(after) => format!("…{after}"),
+            None => snippet.to_owned(),
+        },
+        None => snippet.to_owned(),
+    };
+    let mut shown = crate::text::printable(&snippet);
+    if snippet.ends_with('…') && !shown.ends_with('…') {
+        shown.push('…');
+    }
+    paired_marks(&shown)
+}
+
+/// What follows the end of a control string that `text` starts inside of (its front cut
+/// away): the text after its terminator, when what comes before that holds no white space and
+/// no start of an escape. `None`: `text` starts as text.
+fn cut_control_string(text: &str) -> Option<&str> {
+    use super::search::{MATCH_END, MATCH_START};
+    for (at, c) in text.char_indices() {
+        match c {
+            '\u{7}' | '\u{9c}' => return Some(&text[at + c.len_utf8()..]),
+            '\u{1b}' => return text[at + 1..].strip_prefix('\\'),
+            MATCH_START | MATCH_END => {}
+            c if c.is_whitespace() || c.is_control() || c == '…' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `snippet` with every match mark paired: an end with no start open dropped, a start left open
+/// closed at the end (cleaning or a cut can take one of a pair away).
+fn paired_marks(snippet: &str) -> String {
+    use super::search::{MATCH_END, MATCH_START};
+    let mut out = String::with_capacity(snippet.len());
+    let mut open = false;
+    for c in snippet.chars() {
+        match c {
+            MATCH_START if open => {}
+            MATCH_START => {
+                open = true;
+                out.push(c);
+            }
+            MATCH_END if !open => {}
+            MATCH_END => {
+                open = false;
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    if open {
+        out.push(MATCH_END);
     }
     out
 }
@@ -1021,10 +1102,15 @@ mod tests {
                 format!(r"alpha\n{S}zebra{E}\tx"),
                 format!("alpha {S}zebra{E} x"),
             ),
-            // A control character or a lone surrogate half is a space.
+            // A control character or a lone surrogate half is a space; ESC, BEL and C1 are
+            // themselves, for the cleaning that takes out the sequence they belong to.
             (
-                r"C:\\bin \/ caf\u00e9 \u001b \uD83D".into(),
+                r"C:\\bin \/ caf\u00e9 \u0000 \uD83D".into(),
                 r"C:\bin / café    ".into(),
+            ),
+            (
+                r"a\u001b]8;;x\u0007b\u009b".into(),
+                "a\u{1b}]8;;x\u{7}b\u{9b}".into(),
             ),
             // Cut off at the end, or no escape at all: as written.
             (r"end \u12".into(), r"end \u12".into()),
@@ -1033,6 +1119,50 @@ mod tests {
         ] {
             assert_eq!(readable_escapes(&snippet), want, "{snippet}");
         }
+    }
+
+    #[test]
+    fn a_snippet_shows_no_part_of_a_terminal_escape() {
+        use crate::archive::store::{MATCH_END as E, MATCH_START as S};
+        for (snippet, want) in [
+            // Whole sequences go, a hyperlink's text stays.
+            (
+                format!("ls \u{1b}]8;;file://h/a.rs\u{1b}\\{S}a{E}.rs\u{1b}]8;;\u{1b}\\ ok"),
+                format!("ls {S}a{E}.rs ok"),
+            ),
+            // Cut inside a hyperlink's target (its `ESC ]8;;` cut away): the rest of the target
+            // goes, up to its terminator, ST or BEL, marks and all.
+            (
+                format!("…host/src/{S}wombat{E}.rs\u{1b}\\{S}wombat{E}.rs\u{1b}]8;;\u{1b}\\\n…"),
+                format!("…{S}wombat{E}.rs\n…"),
+            ),
+            (
+                "…8;;https://x.invalid/a\u{7}click\u{1b}]8;;\u{7} here".to_owned(),
+                "…click here".to_owned(),
+            ),
+            // Cut at its end inside one: the cut still says so.
+            (
+                format!("see {S}docs{E} \u{1b}]8;;https://x.invalid/very/lo…"),
+                format!("see {S}docs{E} …"),
+            ),
+            // A front cut in ordinary text stays, terminator or not.
+            (
+                "…two words\u{7} after".to_owned(),
+                "…two words after".to_owned(),
+            ),
+            ("…plain text…".to_owned(), "…plain text…".to_owned()),
+            // Marks left unpaired by a cut are paired again.
+            (format!("a{E} b {S}c"), format!("a b {S}c{E}")),
+        ] {
+            assert_eq!(shown_snippet(&snippet), want, "{snippet:?}");
+        }
+        // A tool input's escapes, decoded and cleaned.
+        assert_eq!(
+            readable_input(&format!(
+                r#"{{"new_string":"See \u001b]8;;https://x.invalid/g\u001b\\{S}quokka{E} guide\u001b]8;;\u001b\\ now"}}"#
+            )),
+            format!("new_string: See {S}quokka{E} guide now")
+        );
     }
 
     #[test]

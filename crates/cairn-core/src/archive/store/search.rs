@@ -339,7 +339,7 @@ pub fn fill_snippets(
                 super::fts::readable_input(&super::fts::unglued_marks(&best))
             }
             (best, _) => best
-                .map(|b| super::fts::unglued_text_marks(&b).into_owned())
+                .map(|b| super::fts::shown_snippet(&super::fts::unglued_text_marks(&b)))
                 .unwrap_or_default(),
         };
     }
@@ -367,9 +367,9 @@ fn tail_snippet(
         needles.snippet(text, &read_text),
         needles.snippet(input, &read_input),
     ) {
-        (Some((n, s)), Some((m, _))) if n >= m => Some(widened(s)),
+        (Some((n, s)), Some((m, _))) if n >= m => Some(super::fts::shown_snippet(&widened(s))),
         (_, Some((_, s))) => Some(super::fts::readable_input(&widened(s))),
-        (Some((_, s)), None) => Some(widened(s)),
+        (Some((_, s)), None) => Some(super::fts::shown_snippet(&widened(s))),
         (None, None) => None,
     }
 }

@@ -340,6 +340,55 @@ fn per_message_tokens(conn: &Connection, id: i64) -> rusqlite::Result<Option<Tok
     }))
 }
 
+/// The usage the agent recorded on each message of session `id`, by the ordinal of the first
+/// record of that message that is the agent's own (its reply, reasoning or a tool call: where an
+/// ATIF export's step `metrics` go); a message with none of those is left out.
+pub fn message_tokens_by_ordinal(
+    conn: &Connection,
+    id: i64,
+) -> rusqlite::Result<BTreeMap<u32, TokenUsage>> {
+    // One pass over the session's records in order: each message's first such record.
+    let mut first: HashMap<String, u32> = HashMap::new();
+    let mut records = conn.prepare_cached(
+        "SELECT message_id, ordinal FROM records
+         WHERE session_id = ?1 AND message_id IS NOT NULL
+           AND (kind IN ('reasoning', 'tool_call') OR (kind = 'message' AND role = 'assistant'))
+         ORDER BY ordinal",
+    )?;
+    for row in records.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (message, ordinal) = row?;
+        if let Ok(ordinal) = u32::try_from(ordinal) {
+            first.entry(message).or_insert(ordinal);
+        }
+    }
+    let mut usage = conn.prepare_cached(
+        "SELECT message_id, input, output, cache_creation, cache_read, reasoning
+         FROM token_usage WHERE session_id = ?1",
+    )?;
+    let c = |v: i64| u64::try_from(v).unwrap_or(0);
+    let mut out = BTreeMap::new();
+    for row in usage.query_map([id], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            TokenUsage {
+                input: c(r.get(1)?),
+                output: c(r.get(2)?),
+                cache_creation: c(r.get(3)?),
+                cache_read: c(r.get(4)?),
+                reasoning: c(r.get(5)?),
+            },
+        ))
+    })? {
+        let (message, tokens) = row?;
+        if let Some(&ordinal) = first.get(&message) {
+            out.entry(ordinal)
+                .or_insert_with(TokenUsage::default)
+                .add(&tokens);
+        }
+    }
+    Ok(out)
+}
+
 /// The token totals of session `id` as its detail gives them ([`session_detail`]): its
 /// messages' usage summed, else the thread's running total; all 0 when neither was recorded.
 pub fn session_tokens(conn: &Connection, id: i64) -> rusqlite::Result<TokenUsage> {

@@ -1,16 +1,18 @@
 //! An export as an ATIF trajectory ([`crate::archive::atif`]): one step per record, a tool's
 //! result joined to the step of its call, Cairn's own fields in `extra.cairn` (among them
 //! `retracted_at`, for a record the agent took back, which ATIF has no field for), the
-//! session's token usage in `final_metrics` (exactly in its `extra.cairn.tokens`).
+//! session's token usage in `final_metrics` (exactly in its `extra.cairn.tokens`), each model
+//! call's on the step of its first agent record in that step's `metrics`.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
 use super::{Document, RecordView};
+use crate::archive::TokenUsage;
 use crate::archive::atif::{
-    FinalMetrics, Observation, ObservationResult, SCHEMA_VERSION, SUBAGENTS_SCHEMA_VERSION, Step,
-    StepSource, ToolCall, Trajectory, TrajectoryAgent,
+    FinalMetrics, Metrics, Observation, ObservationResult, SCHEMA_VERSION,
+    SUBAGENTS_SCHEMA_VERSION, Step, StepSource, ToolCall, Trajectory, TrajectoryAgent,
 };
 
 /// What ATIF has no field for, kept so the record reads back the same.
@@ -105,6 +107,8 @@ fn one(doc: &Document) -> Trajectory {
     let mut steps: Vec<Step> = Vec::new();
     // call id → the step holding the call, for the result that answers it.
     let mut calls: HashMap<String, usize> = HashMap::new();
+    // The model calls' tokens given to steps, summed.
+    let mut split = TokenUsage::default();
     for t in &doc.turns {
         let turn = t.turn.turn_index;
         for r in &t.records {
@@ -118,6 +122,7 @@ fn one(doc: &Document) -> Trajectory {
                 reasoning_content: None,
                 tool_calls: None,
                 observation: None,
+                metrics: None,
                 extra: Some(json!({ "cairn": cairn_extra(r, turn) })),
             };
             let step = match r.kind.as_str() {
@@ -184,6 +189,13 @@ fn one(doc: &Document) -> Trajectory {
                 }
                 _ => base(StepSource::System, text),
             };
+            let mut step = step;
+            if step.source == StepSource::Agent
+                && let Some(tokens) = doc.step_tokens.get(&r.ordinal).filter(|t| !t.is_unknown())
+            {
+                step.metrics = Some(metrics(tokens));
+                split.add(tokens);
+            }
             steps.push(step);
         }
     }
@@ -201,10 +213,20 @@ fn one(doc: &Document) -> Trajectory {
             reasoning_content: None,
             tool_calls: None,
             observation: None,
+            metrics: None,
             extra: None,
         });
     }
     let tokens = &s.tokens;
+    // The steps' usage is the session's, split: an import counts the steps' metrics instead of
+    // the totals when any step has them. Where they do not add up to the totals (a turn range,
+    // or a message none of whose records is an agent step), none is written, so the session's
+    // usage still reads back exactly.
+    if split != *tokens {
+        for step in &mut steps {
+            step.metrics = None;
+        }
+    }
     let known = !tokens.is_unknown();
     let total_steps = steps.len() as u64;
     Trajectory {
@@ -248,17 +270,39 @@ fn one(doc: &Document) -> Trajectory {
             total_steps: Some(total_steps),
             extra: known.then(|| json!({ "cairn": { "tokens": tokens } })),
         }),
-        extra: Some(json!({
-            "cairn": {
-                "session_key": s.session_key,
-                "title": s.title,
-                "project": s.project,
-                "cwd": s.cwd,
-                "git_branch": s.git_branch,
-                "started_at": s.started_at,
-                "relation": s.relation,
-                "left_out": doc.left_out,
-            }
-        })),
+        extra: Some(json!({ "cairn": session_extra(doc) })),
+    }
+}
+
+/// The session's own fields ATIF has none for, each only when Cairn knows it (an unknown one is
+/// left out, not written as `null`).
+fn session_extra(doc: &Document) -> Value {
+    let s = &doc.session;
+    let mut m = Map::new();
+    m.insert("session_key".into(), json!(s.session_key));
+    for (k, v) in [
+        ("title", &s.title),
+        ("project", &s.project),
+        ("cwd", &s.cwd),
+        ("git_branch", &s.git_branch),
+        ("started_at", &s.started_at),
+        ("relation", &s.relation),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    m.insert("left_out".into(), json!(doc.left_out));
+    Value::Object(m)
+}
+
+/// A model call's tokens as ATIF's step `metrics` (its prompt count folds the cache reads and
+/// writes in, as `final_metrics`' does), exactly in `extra.cairn.tokens`.
+fn metrics(t: &TokenUsage) -> Metrics {
+    Metrics {
+        prompt_tokens: Some(t.input + t.cache_read + t.cache_creation),
+        completion_tokens: Some(t.output),
+        cached_tokens: Some(t.cache_read),
+        extra: Some(json!({ "cairn": { "tokens": t } })),
     }
 }
