@@ -44,6 +44,7 @@ mod extract_answer_props;
 mod extract_echoed_secrets;
 mod extract_generators;
 mod extract_setup;
+mod extract_standing;
 mod floors;
 mod forget;
 mod insights;

@@ -88,10 +88,10 @@ fn small(n: u64) -> u32 {
 
 /// The rooms' stored text redacted again with today's rules (counted only when `dry`), the
 /// rows it changes rewritten over zeroed pages: Recall's entries and the reports, counted, and
-/// what persons and agents typed (queries, notes, reasons). Returns the entries and the
-/// reports changed, and whether anything was. Unless `dry`, the archive's own paths and the
-/// session facts parsers took from files beside a transcript too (what migrations 45 and 46
-/// did, for secrets newer rules find).
+/// what persons and agents typed (queries, notes, reasons), and extraction's stored failures.
+/// Returns the entries and the reports changed, and whether anything was. Unless `dry`, the
+/// archive's own paths and the session facts parsers took from files beside a transcript too
+/// (what migrations 45 and 46 did, for secrets newer rules find).
 fn redact_stored(
     store: &mut Store,
     data_dir: &std::path::Path,
@@ -104,6 +104,7 @@ fn redact_stored(
         let (entries, typed) = recall::store::redact_stored(&tx, !dry, now)?;
         let reports = insights::store::redact_stored(&tx, !dry)?;
         let reasons = git::correct::redact_stored(&tx, !dry)?;
+        let failures = recall::extract::store::redact_stored(&tx, !dry)?;
         let own = if dry {
             0
         } else {
@@ -114,7 +115,7 @@ fn redact_stored(
         Ok((
             entries,
             reports,
-            entries > 0 || reports > 0 || typed > 0 || reasons > 0 || own > 0,
+            entries > 0 || reports > 0 || typed > 0 || reasons > 0 || failures > 0 || own > 0,
         ))
     });
     conn.pragma_update(None, "secure_delete", false)?;
@@ -448,7 +449,7 @@ impl Cairn {
             recall::store::rekey_evidence(&tx, row, old, new).map_err(db)?;
         }
         let revoked = recall::evidence::verify_session(&tx, row, now)?;
-        recall::extract::store::forget_readable(&tx, row)?;
+        recall::extract::store::reread(&tx, row)?;
         if !reread.scrubs.is_empty() {
             recall::evidence::forget_digests(&tx, row)?;
         }

@@ -527,8 +527,10 @@ pub(super) fn commit_in<'b>(
             // Relinked after this transaction; named here so that a process that dies before
             // then leaves the session for the next relink (migration 0011).
             store::queue_link(tx, session_row).map_err(e)?;
-        } else if keyed.updated > 0 {
+        } else if keyed.updated > 0 || keyed.liveness_changed() {
             // Rewritten records can name other files or commands: relink the session too.
+            // Retracted ones (a rewind alone) change what it holds as much: the rooms above
+            // hear of both here (Recall's evidence, what extraction read of it).
             store::queue_link(tx, session_row).map_err(e)?;
         }
         tx.prepare_cached(

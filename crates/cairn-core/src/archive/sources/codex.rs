@@ -6,7 +6,11 @@
 //! Current rollouts wrap every line as `{timestamp, type, payload}`; early Rust builds wrote bare
 //! response items after a `{id, timestamp, instructions, git}` header. Both are read. User and
 //! assistant text appears twice (a `response_item` message and an `event_msg`); only the
-//! response item is used. `apply_patch` is recognised in all three of its forms: a function
+//! response item is used: it is what the model was sent, and Codex writes it for every input
+//! it takes (a prompt, input injected mid-turn), the `user_message` event beside it (before or
+//! after) being the same text for its UI. A `user_message` event with no response item beside
+//! it is a piece of a rollout (the schema fixture's trimmed lines), not a prompt Codex kept
+//! only there. `apply_patch` is recognised in all three of its forms: a function
 //! call with `{"input"|"patch": …}`, a freeform custom tool call, and a heredoc inside a shell
 //! command.
 
@@ -25,6 +29,8 @@ use super::{
 };
 use crate::archive::{Agent, PromptSource, Record, RecordKind, TokenUsage, ToolKind};
 
+/// Events read for nothing: the text of `user_message` and `agent_message` is read from the
+/// response item Codex writes with each (see the module's note).
 const KNOWN_SILENT_EVENTS: [&str; 12] = [
     "user_message",
     "agent_message",
@@ -566,6 +572,47 @@ mod tests {
 
     fn item(payload: Value) -> Value {
         json!({"timestamp":"2026-05-07T09:00:02Z","type":"response_item","payload":payload})
+    }
+
+    /// A prompt is stored once, from its response item, whichever of the two lines Codex
+    /// wrote first: in the real rollout shapes of the fixture (`tests/fixtures/codex/small.jsonl`,
+    /// Codex 0.146, the event before the item) and of TRAE CLI's (the item first). Reading the
+    /// event too would store every prompt twice.
+    #[test]
+    fn a_prompt_is_one_record_from_its_response_item_not_its_event() {
+        let fixtures =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        for (rel, prompt) in [
+            ("codex/small.jsonl", "List the files"),
+            (
+                "traex/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
+                "Explore the parser package.",
+            ),
+        ] {
+            let text = std::fs::read_to_string(fixtures.join(rel)).unwrap();
+            let lines: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let events = lines
+                .iter()
+                .filter(|l| {
+                    l["type"] == "event_msg"
+                        && l["payload"]["type"] == "user_message"
+                        && l["payload"]["message"] == prompt
+                })
+                .count();
+            assert_eq!(events, 1, "{rel}: the fixture carries the prompt's event");
+            let (_, out) = parse(&lines);
+            let stored: Vec<&Record> = out
+                .records
+                .iter()
+                .filter(|r| r.text.as_deref() == Some(prompt))
+                .collect();
+            assert_eq!(stored.len(), 1, "{rel}: {stored:?}");
+            assert_eq!(stored[0].source_event_kind, "codex:response_item:message");
+            assert_eq!(stored[0].role.as_deref(), Some("user"));
+        }
     }
 
     #[test]

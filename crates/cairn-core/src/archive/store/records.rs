@@ -22,11 +22,13 @@ pub struct RecordRow {
     pub outcome: Option<String>,
 }
 
-/// The records of `session`, in order.
+/// The standing records of `session`, in order: what its agent still holds, as `show` and
+/// the session counts read it. A record the agent took back (`retracted_at`: a rewind, a
+/// document written again without it) is left out, its ordinal a gap.
 pub fn records_of_session(conn: &Connection, session: i64) -> rusqlite::Result<Vec<RecordRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT ordinal, kind, role, prompt_source, is_sidechain, is_compaction, text, tool_name, tool_input, outcome
-         FROM records WHERE session_id = ?1 ORDER BY ordinal",
+         FROM records WHERE session_id = ?1 AND retracted_at IS NULL ORDER BY ordinal",
     )?;
     let rows = stmt.query_map([session], |r| {
         Ok(RecordRow {
@@ -43,6 +45,16 @@ pub fn records_of_session(conn: &Connection, session: i64) -> rusqlite::Result<V
         })
     })?;
     rows.collect()
+}
+
+/// Whether `session` holds a keyed record (migration 0018: one its source may rewrite or
+/// retract in place, keeping its ordinal) below `ordinal`, retracted or not.
+pub fn keyed_below(conn: &Connection, session: i64, ordinal: i64) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM records
+                        WHERE session_id = ?1 AND unit IS NOT NULL AND ordinal < ?2)",
+    )?
+    .query_row(params![session, ordinal], |r| r.get(0))
 }
 
 /// A stored record in the shape git's evidence scan reads it (`git::evidence`): edits need

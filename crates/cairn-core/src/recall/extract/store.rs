@@ -225,7 +225,7 @@ pub fn progress(conn: &Connection, session: i64, fingerprint: &str) -> Result<Op
                 digests: serde_json::from_str(&digests).unwrap_or_default(),
                 content_digest: r.get(4)?,
                 covered_ordinal: r.get(5)?,
-                last_error: r.get(6)?,
+                last_error: r.get::<_, Option<String>>(6)?.map(|e| stored_error(&e)),
                 failures: r.get(8)?,
                 updated_at: r.get(7)?,
             })
@@ -233,6 +233,56 @@ pub fn progress(conn: &Connection, session: i64, fingerprint: &str) -> Result<Op
         .optional()
     })
     .map_err(db)
+}
+
+/// A failure as stored, as it may be shown: redacted with today's rules. Builds before the
+/// one gate in `run.rs` stored some unredacted, and a secret rule added since may find one in
+/// any row: none is trusted to be redacted already.
+fn stored_error(text: &str) -> String {
+    crate::llm::redacted(text)
+}
+
+/// A reindex's sweep: the failures stored (sessions' `last_error`, passes' `aborted`) rewritten
+/// redacted with today's rules, so the database file keeps no secret an older build stored or
+/// a newer rule finds; `apply` false counts only. How many rows changed (reads redact them
+/// either way, [`stored_error`]).
+pub(crate) fn redact_stored(conn: &Connection, apply: bool) -> rusqlite::Result<u32> {
+    let progress: Vec<(i64, String, String)> = conn
+        .prepare(
+            "SELECT session_id, fingerprint, last_error FROM recall_extract_progress
+             WHERE last_error IS NOT NULL",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let runs: Vec<(i64, String)> = conn
+        .prepare("SELECT id, aborted FROM recall_extract_runs WHERE aborted IS NOT NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut changed = 0u32;
+    for (session, fingerprint, error) in progress {
+        let clean = stored_error(&error);
+        if clean != error {
+            changed = changed.saturating_add(1);
+            if apply {
+                conn.prepare_cached(
+                    "UPDATE recall_extract_progress SET last_error = ?3
+                     WHERE session_id = ?1 AND fingerprint = ?2",
+                )?
+                .execute(params![session, fingerprint, clean])?;
+            }
+        }
+    }
+    for (id, aborted) in runs {
+        let clean = stored_error(&aborted);
+        if clean != aborted {
+            changed = changed.saturating_add(1);
+            if apply {
+                conn.prepare_cached("UPDATE recall_extract_runs SET aborted = ?2 WHERE id = ?1")?
+                    .execute(params![id, clean])?;
+            }
+        }
+    }
+    Ok(changed)
 }
 
 /// Which sessions a pass considers (see [`super::Scope`]).
@@ -837,7 +887,7 @@ pub fn last_run(conn: &Connection) -> Result<Option<RunLog>> {
                 units: r.get(5)?,
                 entries: r.get(6)?,
                 activated: r.get(7)?,
-                aborted: r.get(8)?,
+                aborted: r.get::<_, Option<String>>(8)?.map(|e| stored_error(&e)),
             })
         })
         .optional()
@@ -1036,15 +1086,63 @@ impl Readable {
     }
 }
 
-/// Forget what was read of where `session` has something to read: its records changed while
-/// perhaps ending where they did (a reindex read them again; a capture rewrote a keyed record
-/// in place, which the facade hears of through the archive's relink queue), so the next status
-/// reads them.
+/// Forget what was read of `session`: its records changed while perhaps ending where they did
+/// (a capture rewrote or retracted a keyed record in place, which the facade hears of through
+/// the archive's relink queue, as it does of a session that grew), so the next status reads
+/// where it has something to read, and a progress row that read a record a capture can change
+/// in place no longer covers it ([`reread`]). A session that only grew keeps its rows: its
+/// records below where they read are as they were.
 pub fn forget_readable(conn: &Connection, session: i64) -> Result<()> {
+    let db = crate::store::err_in(conn);
     conn.prepare_cached("DELETE FROM recall_extract_readable WHERE session_id = ?1")
         .and_then(|mut s| s.execute([session]))
-        .map(drop)
-        .map_err(crate::store::err_in(conn))
+        .map_err(db)?;
+    // Only a keyed record changes in place (a line's record is its line's, never rewritten);
+    // rows that read none keep covering what they read. Told per row: a row that read the
+    // session before its first keyed record is untouched by a change to it.
+    let keyed: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT DISTINCT covered_ordinal FROM recall_extract_progress
+             WHERE session_id = ?1 AND covered_ordinal > 0",
+        )
+        .and_then(|mut s| s.query_map([session], |r| r.get(0))?.collect())
+        .map_err(db)?;
+    for covered in keyed {
+        if archive::keyed_below(conn, session, covered).map_err(db)? {
+            mark_reread(conn, session, Some(covered))?;
+        }
+    }
+    Ok(())
+}
+
+/// `session`'s records were read again whole (a reindex, by today's parsers and redaction):
+/// any of them may read differently, so no progress row covers it any more, and where it has
+/// something to read is read again.
+pub fn reread(conn: &Connection, session: i64) -> Result<()> {
+    conn.prepare_cached("DELETE FROM recall_extract_readable WHERE session_id = ?1")
+        .and_then(|mut s| s.execute([session]))
+        .map_err(crate::store::err_in(conn))?;
+    mark_reread(conn, session, None)
+}
+
+/// A progress row's `covered_ordinal` once a record below it may have changed in place: the
+/// row speaks of no record as it stands now. The next pass segments the session again and
+/// `begin` keeps the units read before the first whose digest differs: the model is asked
+/// again from that unit on (whose unreviewed entries, read from the old text, go), never
+/// about one before it.
+pub const REREAD: i64 = -1;
+
+/// Mark the rows of `session` (those at `covered`, or all) as covering nothing ([`REREAD`]),
+/// their content digest emptied so a pass reading the old records stops at its next commit
+/// (the commit guard finds the row moved) instead of asking about text that no longer stands.
+fn mark_reread(conn: &Connection, session: i64, covered: Option<i64>) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE recall_extract_progress SET covered_ordinal = ?2, content_digest = ''
+         WHERE session_id = ?1 AND (?3 IS NULL OR covered_ordinal = ?3)",
+    )
+    .and_then(|mut s| s.execute(params![session, REREAD, covered]))
+    .map(drop)
+    .map_err(crate::store::err_in(conn))
 }
 
 /// Whether a progress row written when `s` ended at `covered_ordinal` still speaks of all a
@@ -1052,13 +1150,17 @@ pub fn forget_readable(conn: &Connection, session: i64) -> Result<()> {
 /// (tool noise, reasoning, system-injected prompts). Those make no unit and change none (a unit
 /// holds shown records alone and no ordinal below the row's moved), so the session keeps the
 /// state its readable content has. Records are never taken out from under a row but by a
-/// reindex; one that leaves fewer records than the row read covers nothing.
+/// reindex; one that leaves fewer records than the row read covers nothing, and neither does
+/// one whose records changed in place since ([`REREAD`]).
 fn covers(
     conn: &Connection,
     readable: &mut Readable,
     s: &archive::StorySession,
     covered_ordinal: i64,
 ) -> Result<bool> {
+    if covered_ordinal == REREAD {
+        return Ok(false);
+    }
     if covered_ordinal == s.next_ordinal {
         return Ok(true);
     }
@@ -1150,7 +1252,7 @@ pub fn coverage(
     Ok(by_project.into_values().collect())
 }
 
-/// Failed sessions of a generation, with their (sanitised) errors, most recent first.
+/// Failed sessions of a generation, with their errors (redacted as read), most recent first.
 pub fn failures(conn: &Connection, fingerprint: &str, limit: u32) -> Result<Vec<(String, String)>> {
     let db = crate::store::err_in(conn);
     let failed: Vec<(i64, String)> = conn
@@ -1169,7 +1271,7 @@ pub fn failures(conn: &Connection, fingerprint: &str, limit: u32) -> Result<Vec<
             break;
         }
         if let Some(key) = archive::session_key_of(conn, session).map_err(db)? {
-            out.push((key, error));
+            out.push((key, stored_error(&error)));
         }
     }
     Ok(out)
