@@ -215,43 +215,67 @@ fn a_config_install_created_is_removed_by_uninstall_and_a_linked_one_kept() {
     assert_eq!(v, serde_json::json!({}));
 }
 
+/// A config that is a link into a folder not there yet (dotfiles not checked out) is refused
+/// saying so and what to do, not "cannot write <folder>"; nothing is created.
 #[test]
-fn uninstall_takes_the_emptied_servers_key_and_leaves_the_rest_byte_for_byte() {
+fn a_config_linked_into_a_missing_folder_is_refused_with_the_fix() {
+    let env = Env::new();
+    let link = env.home().join(".claude.json");
+    let dotfiles = env.home().join("dotfiles");
+    std::os::unix::fs::symlink(dotfiles.join("claude.json"), &link).unwrap();
+    let out = env.run(&["mcp", "install", "--agent", "claude"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{} is a symlink to", link.display()))
+            && err.contains("whose folder does not exist")
+            && err.contains(&format!("mkdir -p {}", dotfiles.display())),
+        "{err}"
+    );
+    assert!(!dotfiles.exists());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+/// An uninstall gives the file back as it was before the install: a server list the install
+/// added goes when Cairn's server was all it held, and a person's own list stays, empty too
+/// (the install's backup says which it was); the rest stays byte for byte.
+#[test]
+fn uninstall_takes_only_the_server_list_install_added_and_leaves_the_rest_byte_for_byte() {
     let env = Env::new();
     let claude = env.home().join(".claude.json");
-    std::fs::write(
-        &claude,
+    for before in [
         "{\n  \"a\": 1,\n  \"mcpServers\": {},\n  \"b\": [2]\n}\n",
-    )
-    .unwrap();
-    env.ok(&["mcp", "install", "--agent", "claude"]);
-    env.ok(&["mcp", "uninstall", "--agent", "claude"]);
-    assert_eq!(read(&claude), "{\n  \"a\": 1,\n  \"b\": [2]\n}\n");
+        "{\"mcpServers\": {}, \"theme\": \"dark\"}\n",
+        "{\n  \"a\": 1,\n  \"b\": [2]\n}\n",
+    ] {
+        std::fs::write(&claude, before).unwrap();
+        env.ok(&["mcp", "install", "--agent", "claude"]);
+        env.ok(&["mcp", "install", "--agent", "claude"]);
+        env.ok(&["mcp", "uninstall", "--agent", "claude"]);
+        assert_eq!(read(&claude), before, "from {before:?}");
+    }
 
+    // Install never writes an `[mcp_servers]` header (its table is `[mcp_servers.cairn]`):
+    // one in the file is the person's, and stays.
     let codex = env.home().join(".codex/config.toml");
     std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
-    for (before, left) in [
-        // The emptied `[mcp_servers]` goes.
-        ("model = \"x\"\n\n[mcp_servers]\n", "model = \"x\"\n"),
-        (
-            "model = \"x\"\n\n[mcp_servers]\n\n[features]\ncodex_hooks = true\n",
-            "model = \"x\"\n\n[features]\ncodex_hooks = true\n",
-        ),
-        // Not emptied: it holds another server, before or after Cairn's.
-        (
-            "[mcp_servers]\n\n[mcp_servers.db]\ncommand = \"pg\"\n",
-            "[mcp_servers]\n\n[mcp_servers.db]\ncommand = \"pg\"\n",
-        ),
-        (
-            "[mcp_servers]\ndb = { command = \"pg\" }\n",
-            "[mcp_servers]\ndb = { command = \"pg\" }\n",
-        ),
+    for before in [
+        "model = \"x\"\n\n[mcp_servers]\n",
+        "model = \"x\"\n\n[mcp_servers]\n\n[features]\ncodex_hooks = true\n",
+        "[mcp_servers]\n\n[mcp_servers.db]\ncommand = \"pg\"\n",
+        "[mcp_servers]\ndb = { command = \"pg\" }\n",
+        "model = \"x\"\n",
     ] {
         std::fs::write(&codex, before).unwrap();
         env.ok(&["mcp", "install", "--agent", "codex"]);
         env.ok(&["mcp", "install", "--agent", "codex"]);
         env.ok(&["mcp", "uninstall", "--agent", "codex"]);
-        assert_eq!(read(&codex), left, "from {before:?}");
+        assert_eq!(read(&codex), before, "from {before:?}");
     }
 }
 

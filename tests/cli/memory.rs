@@ -440,3 +440,51 @@ fn a_reviewer_narrows_an_entry_to_its_branch() {
         "repository"
     );
 }
+
+/// An agent that writes its SessionStart payload and keeps stdin open is answered all the
+/// same: the hook reads to the payload's end, not the pipe's, so it never holds the agent's
+/// start until the agent's own hook timeout.
+#[test]
+fn a_session_start_is_answered_while_stdin_stays_open() {
+    use std::io::{Read as _, Write as _};
+    let (env, repo) = setup();
+    let text = std::fs::read_to_string(fixtures().join("hooks/claude-session-start.json")).unwrap();
+    let mut payload: Value = serde_json::from_str(&text).unwrap();
+    payload["cwd"] = json!(repo);
+    let mut child = env
+        .command()
+        .args(["hook", "--agent", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{payload}").unwrap();
+    stdin.flush().unwrap();
+    // Its whole stdout, which ends when the hook exits; stdin is still ours, and open.
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        let _ = tx.send(out);
+    });
+    let answered = rx.recv_timeout(std::time::Duration::from_secs(120));
+    if answered.is_err() {
+        let _ = child.kill();
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let out = answered.expect("no answer while stdin stayed open");
+    assert!(status.success(), "{status:?}");
+    let v: Value = serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&out)));
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("Cart totals are computed in cents"),
+        "{context}"
+    );
+}

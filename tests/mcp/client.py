@@ -175,7 +175,7 @@ async def main():
             sess = await c.ok("show", {"address": f"cairn://session/{key}", "limit": 2})
             check(len(sess["turns"]) <= 2 and sess["turns"], "show session: turns")
             check(sess["next_cursor"], "show session: no cursor though the session has more turns")
-            older = await c.ok("show", {"address": key, "limit": 2, "cursor": sess["next_cursor"]})
+            older = await c.ok("show", {"address": f"cairn://session/{key}", "limit": 2, "cursor": sess["next_cursor"]})
             check(older["turns"][0]["turn_index"] < sess["turns"][-1]["turn_index"], "show cursor did not go back")
             turn = await c.ok("show", {"address": sess["turns"][0]["address"]})
             check(turn["records"], "show turn: no records")
@@ -189,8 +189,13 @@ async def main():
             hits = await c.ok("search", {"query": "phoenix", "agent": "claude", "branch": "master", "limit": 1})
             check(len(hits["hits"]) == 1, "search found nothing")
             check(hits["next_cursor"], "search: no cursor")
-            page2 = await c.ok("search", {"query": "phoenix", "limit": 1, "cursor": hits["next_cursor"]})
+            page2 = await c.ok("search", {"query": "phoenix", "agent": "claude", "branch": "master", "limit": 1,
+                                          "cursor": hits["next_cursor"]})
             check(page2["hits"] and page2["hits"][0]["address"] != hits["hits"][0]["address"], "search page 2")
+            # A cursor belongs to the query that returned it: with other words it would skip
+            # their first results unseen, so it is refused.
+            await c.error("search", {"query": "phoenix server", "limit": 1, "cursor": hits["next_cursor"]},
+                          "a cursor belongs to the query that returned it")
             # The planted secret's context is searchable, the secret is not in the answer; nor is
             # the key an invisible character split, in the hit or the record it leads to.
             await c.ok("search", {"query": "deploy token"})

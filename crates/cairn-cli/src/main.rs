@@ -23,7 +23,7 @@ mod resume;
 mod show;
 mod team;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -856,10 +856,22 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
             }
         }
         Command::Hook { agent } => {
-            let mut input = String::new();
-            std::io::stdin()
-                .read_to_string(&mut input)
-                .context("cannot read the hook input on stdin")?;
+            // Read up to the payload's end, not stdin's: an agent that keeps the pipe open
+            // must not hold its own start. Input that never completes is said and let go.
+            let read = cairn_core::hooks::read_hook_input(
+                std::io::stdin(),
+                cairn_core::hooks::MAX_HOOK_INPUT,
+                cairn_core::hooks::HOOK_INPUT_WAIT,
+            )
+            .context("cannot read the hook input on stdin")?;
+            let input = match read {
+                cairn_core::hooks::HookStdin::Read(input) => input,
+                other => {
+                    let why = other.why_not_read().unwrap_or_default();
+                    say_err!("cairn: {}", render::clean(&why));
+                    return Ok(ExitCode::SUCCESS);
+                }
+            };
             if cairn_core::hooks::is_session_start(&input) {
                 session_start(g, &input, out)?;
                 out.flush()?;

@@ -16,6 +16,7 @@ mod input;
 mod json_text;
 pub mod mcp_config;
 mod settings;
+mod stdin;
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,7 @@ use crate::error::{Error, Result};
 
 pub(crate) use input::files_to_capture;
 pub use input::{HookInput, accept_transcript};
+pub use stdin::{HOOK_INPUT_WAIT, HookStdin, MAX_HOOK_INPUT, read_hook_input};
 
 /// What an install did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -741,8 +743,23 @@ fn backed_up_unchanged(path: &Path, before: &str) -> Result<Option<Option<PathBu
 
 /// Refuse to edit a file its owner made read-only (`chmod a-w`): a person saying "leave this
 /// as it is". The edit replaces the file by a rename, which its folder allows whatever the
-/// file's own mode, so without this check a protected file was replaced all the same.
+/// file's own mode, so without this check a protected file was replaced all the same. Refuse
+/// too, saying why and what to do, a symlink whose target's folder does not exist (dotfiles
+/// not checked out yet): the write through it fails naming only that folder.
 fn not_protected(path: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && let Ok(target) = crate::atomic::resolve(path)
+        && let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(Error::Invalid(format!(
+            "{} is a symlink to {}, whose folder does not exist, so Cairn cannot write it: create the folder (mkdir -p {}) and run the command again, or replace the link by a file of its own (rm {}, then run the command again)",
+            path.display(),
+            target.display(),
+            shell_quoted(&dir.to_string_lossy()),
+            shell_quoted(&path.to_string_lossy()),
+        )));
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -135,24 +135,83 @@ pub fn target(text: &str) -> Result<Target, String> {
     parsed.map_err(|e| e.to_string())
 }
 
-/// Page cursors: opaque to the agent, checked here (`<tool>.<offset>`).
+/// The furthest a cursor may point into a result set.
 pub const MAX_OFFSET: usize = 10_000;
 
-pub fn cursor(tool: &str, offset: usize) -> String {
-    format!("{tool}.{offset}")
+/// Hex digits of a cursor's query digest: enough that two queries of one server session
+/// share one by accident about once in four billion, short enough to keep a cursor short.
+const QUERY_DIGITS: usize = 8;
+
+/// One page of a paged tool's answer: where it starts in the result set, and the query that
+/// result set answers.
+///
+/// A cursor is `<tool>.<offset>.<query>`, opaque to the agent: `query` is a short digest of
+/// the call's arguments other than the cursor, as the tool read them (so the order of keys,
+/// or a `null` for an argument left out, makes no difference). A cursor given with other
+/// arguments is an offset into another result set: read as one into this set it would
+/// silently skip results the agent never saw, so it is refused, saying how to go on.
+#[derive(Debug)]
+pub struct Page {
+    tool: &'static str,
+    query: String,
+    /// Where this page starts.
+    pub offset: usize,
 }
 
-pub fn offset(tool: &str, cursor: Option<&str>) -> Result<usize, String> {
-    let Some(c) = cursor.map(str::trim).filter(|c| !c.is_empty()) else {
-        return Ok(0);
-    };
-    c.strip_prefix(tool)
-        .and_then(|r| r.strip_prefix('.'))
-        .and_then(|n| n.parse::<usize>().ok())
-        .filter(|n| *n <= MAX_OFFSET)
-        .ok_or_else(|| {
-            format!("cursor {:?} is not one `{tool}` returned; pass `next_cursor` from its last answer, or none for the first page", cairn_core::text::one_line(c, 60))
+impl Page {
+    /// The page `cursor` names for the call of `tool` with `args` (the first page without a
+    /// cursor), or why the cursor is not one this call may take back.
+    pub fn of<A: serde::Serialize>(
+        tool: &'static str,
+        args: &A,
+        cursor: Option<&str>,
+    ) -> Result<Page, String> {
+        let query = query_digest(args)?;
+        let Some(c) = cursor.map(str::trim).filter(|c| !c.is_empty()) else {
+            return Ok(Page {
+                tool,
+                query,
+                offset: 0,
+            });
+        };
+        let shown = cairn_core::text::one_line(c, 60);
+        let (offset, digest) = c
+            .strip_prefix(tool)
+            .and_then(|r| r.strip_prefix('.'))
+            .and_then(|r| r.split_once('.'))
+            .and_then(|(n, d)| Some((n.parse::<usize>().ok()?, d)))
+            .filter(|(n, d)| *n <= MAX_OFFSET && d.len() == QUERY_DIGITS)
+            .ok_or_else(|| {
+                format!("cursor {shown:?} is not one `{tool}` returned; pass `next_cursor` from its last answer, or none for the first page")
+            })?;
+        if digest != query {
+            return Err(format!(
+                "cursor {shown:?} came with other `{tool}` arguments: a cursor belongs to the query that returned it: repeat that query (the same arguments, with this cursor) or drop `cursor` for this query's first page"
+            ));
+        }
+        Ok(Page {
+            tool,
+            query,
+            offset,
         })
+    }
+
+    /// The cursor of the page after this one, which listed `listed` items.
+    pub fn next(&self, listed: usize) -> String {
+        format!("{}.{}.{}", self.tool, self.offset + listed, self.query)
+    }
+}
+
+/// The digest of a call's arguments other than `cursor`: what defines its result set.
+fn query_digest<A: serde::Serialize>(args: &A) -> Result<String, String> {
+    let mut value =
+        serde_json::to_value(args).map_err(|e| format!("the arguments cannot be read: {e}"))?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.remove("cursor");
+    }
+    let mut digest = cairn_core::keys::digest_hex(value.to_string().as_bytes());
+    digest.truncate(QUERY_DIGITS);
+    Ok(digest)
 }
 
 #[cfg(test)]
@@ -206,10 +265,38 @@ mod tests {
 
     #[test]
     fn cursors() {
-        assert_eq!(offset("search", None).unwrap(), 0);
-        assert_eq!(offset("search", Some(&cursor("search", 40))).unwrap(), 40);
-        assert!(offset("search", Some("skim.40")).is_err());
-        assert!(offset("search", Some("search.-1")).is_err());
-        assert!(offset("search", Some("search.99999999")).is_err());
+        let args = |q: &str| serde_json::json!({"query": q, "limit": 5, "cursor": "x"});
+        let first = Page::of("search", &args("beads"), None).unwrap();
+        assert_eq!(first.offset, 0);
+        let next = first.next(40);
+        assert_eq!(
+            Page::of("search", &args("beads"), Some(&next))
+                .unwrap()
+                .offset,
+            40
+        );
+        // The cursor is left out of the digest: the next page's cursor is the same query's.
+        let after = Page::of("search", &args("beads"), Some(&next)).unwrap();
+        assert_eq!(
+            Page::of("search", &args("beads"), Some(&after.next(5)))
+                .unwrap()
+                .offset,
+            45
+        );
+        let foreign = Page::of("search", &args("otel"), Some(&next)).unwrap_err();
+        assert!(
+            foreign.contains("a cursor belongs to the query that returned it"),
+            "{foreign}"
+        );
+        let skim = Page::of("skim", &args("beads"), None).unwrap().next(40);
+        for bad in [
+            skim.as_str(),
+            "search.40",
+            "search.-1.00000000",
+            "search.99999999.00000000",
+        ] {
+            let e = Page::of("search", &args("beads"), Some(bad)).unwrap_err();
+            assert!(e.contains("is not one `search` returned"), "{bad}: {e}");
+        }
     }
 }

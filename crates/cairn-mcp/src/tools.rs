@@ -14,13 +14,13 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use cairn_core::recall::memory::Reach as AgentReach;
 
 use crate::Session;
-use crate::address::{self, Address};
+use crate::address::{self, Address, Page};
 use crate::bound;
 use crate::whole;
 
@@ -207,13 +207,9 @@ struct List<'a> {
 
 /// Where an answer's list goes on past what one answer holds.
 enum Rest<'a> {
-    /// At `next_cursor`, which `tool` takes back as `cursor` (`offset`: where this page
-    /// starts; `more`: the source had more than this page).
-    Cursor {
-        tool: &'a str,
-        offset: usize,
-        more: bool,
-    },
+    /// At `next_cursor`, which the page's tool takes back as `cursor` with the same query
+    /// (`more`: the source had more than this page).
+    Cursor { page: &'a Page, more: bool },
     /// Nowhere: the tool takes no cursor (a brief, packed to its budget), so no answer offers
     /// one; what did not fit of the list's `of` items is counted in `lists_cut`.
     Counted { of: usize },
@@ -222,7 +218,7 @@ enum Rest<'a> {
 // ---- arguments ---------------------------------------------------------------------------
 
 /// Retrieval mode.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ModeArg {
     /// Words (default; fast, exact terms).
@@ -244,7 +240,7 @@ impl From<ModeArg> for Mode {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkimArgs {
     /// What to catch up on: a branch name (`main`, `feature/login`), a pull request (`#123`,
@@ -268,7 +264,7 @@ pub struct SkimArgs {
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShowArgs {
     /// A session key or the agent's session id, or an address: `cairn://session/<key>`,
@@ -287,7 +283,7 @@ pub struct ShowArgs {
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words to find in what agents and people wrote and ran (lexical: every word must match),
@@ -337,7 +333,7 @@ pub struct WhyArgs {
 }
 
 /// A Recall entry type.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TypeArg {
     Fact,
@@ -390,7 +386,7 @@ impl From<ScopeArg> for Scope {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallQueryArgs {
     /// What you want to know ("how do we run the migrations?"); empty lists the most recent
@@ -547,8 +543,13 @@ fn page_size(
     }
 }
 
-fn offset(tool: &str, cursor: Option<&str>) -> Result<usize, ErrorData> {
-    address::offset(tool, cursor).map_err(invalid)
+/// The page of `tool`'s result set for `args` that their `cursor` names.
+fn page<A: Serialize>(
+    tool: &'static str,
+    args: &A,
+    cursor: Option<&str>,
+) -> Result<Page, ErrorData> {
+    Page::of(tool, args, cursor).map_err(invalid)
 }
 
 /// Optional short text argument: trimmed, one line, bounded.
@@ -706,23 +707,15 @@ impl Server {
 
     /// The answer: `body` and each of `items` cleaned, redacted and cut as [`bound::Outbound`]
     /// does, the items under `key` cut to the byte budget, with `next_cursor` when more remain
-    /// (`more`: the source had more than this page; `offset`: where this page starts).
-    fn answer(
-        &self,
-        tool: &str,
-        body: Value,
-        key: &str,
-        items: Vec<Value>,
-        offset: usize,
-        more: bool,
-    ) -> Res {
+    /// (`more`: the source had more than this `page`).
+    fn answer(&self, page: &Page, body: Value, key: &str, items: Vec<Value>, more: bool) -> Res {
         let body = self.out().value(body);
         let list = List {
             key,
             items,
             whole: None,
         };
-        self.answer_cleaned(body, list, Rest::Cursor { tool, offset, more })
+        self.answer_cleaned(body, list, Rest::Cursor { page, more })
     }
 
     /// [`Self::answer`] of a `body` already made outbound (one that carries a text whole beside
@@ -757,9 +750,7 @@ impl Server {
         );
         let listed = kept.len();
         let next = match rest {
-            Rest::Cursor { tool, offset, more } => {
-                Some((cut || more).then(|| address::cursor(tool, offset + listed)))
-            }
+            Rest::Cursor { page, more } => Some((cut || more).then(|| page.next(listed))),
             Rest::Counted { of } => {
                 if listed < of {
                     lists_cut.insert(format!("/{key}"), Value::from((of - listed) as u64));
@@ -1039,7 +1030,8 @@ impl Server {
     )]
     fn skim(&self, Parameters(a): Parameters<SkimArgs>) -> Res {
         let limit = page_size("skim", a.limit, SKIM_LIMIT)?;
-        let offset = offset("skim", a.cursor.as_deref())?;
+        let page = page("skim", &a, a.cursor.as_deref())?;
+        let offset = page.offset;
         let agent = agent(a.agent.as_deref())?;
         let cairn = &self.session.cairn;
         let target = match a.target.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
@@ -1138,7 +1130,7 @@ impl Server {
                 &self.session.cwd,
             ),
         });
-        self.answer("skim", body, "sessions", sessions, offset, more)
+        self.answer(&page, body, "sessions", sessions, more)
     }
 
     /// One session, turn or record.
@@ -1148,7 +1140,8 @@ impl Server {
     )]
     fn show(&self, Parameters(a): Parameters<ShowArgs>) -> Res {
         let limit = page_size("show", a.limit, SHOW_LIMIT)?;
-        let offset = offset("show", a.cursor.as_deref())?;
+        let page = page("show", &a, a.cursor.as_deref())?;
+        let offset = page.offset;
         let addr: Address = address::parse(&a.address).map_err(invalid)?;
         let turn = match short("turn", a.turn.as_deref())? {
             Some(t) => Some(t),
@@ -1208,7 +1201,7 @@ impl Server {
                     "address": format!("{}?record={first}-{last}", address::session_link(&key)),
                 })),
             });
-            return self.answer("show", body, "records", items, offset, false);
+            return self.answer(&page, body, "records", items, false);
         }
         if let Some(turn) = turn {
             let view = cairn
@@ -1240,7 +1233,7 @@ impl Server {
                 "total_records": view.coverage.total_records,
                 "order": "newest first",
             });
-            return self.answer("show", body, "records", items, offset, more);
+            return self.answer(&page, body, "records", items, more);
         }
         let view = cairn
             .show_session(&addr.session, (offset + limit) as u32)
@@ -1279,7 +1272,7 @@ impl Server {
             "total_turns": view.coverage.total_turns,
             "order": "newest first",
         });
-        self.answer("show", body, "turns", items, offset, more)
+        self.answer(&page, body, "turns", items, more)
     }
 
     /// A record as `show` sends it: its tool call's input as the JSON it holds, bounded field
@@ -1301,7 +1294,8 @@ impl Server {
     )]
     fn search(&self, Parameters(a): Parameters<SearchArgs>) -> Res {
         let limit = page_size("search", a.limit, SEARCH_LIMIT)?;
-        let offset = offset("search", a.cursor.as_deref())?;
+        let page = page("search", &a, a.cursor.as_deref())?;
+        let offset = page.offset;
         if a.query.trim().is_empty() {
             return Err(invalid("`query` is empty; give words to find"));
         }
@@ -1384,7 +1378,7 @@ impl Server {
                 }
             ));
         }
-        self.answer("search", body, "hits", items, offset, more)
+        self.answer(&page, body, "hits", items, more)
     }
 
     /// Why is this here.
@@ -1468,7 +1462,15 @@ impl Server {
             };
             body["hint"] = Value::String(hint.to_owned());
         }
-        self.answer("why", body, "sessions", items, 0, false)
+        // `why` takes no cursor, so offers none: what the byte budget left out of its ranked
+        // sessions is counted in `lists_cut`.
+        let of = items.len();
+        let list = List {
+            key: "sessions",
+            items,
+            whole: None,
+        };
+        self.answer_cleaned(self.out().value(body), list, Rest::Counted { of })
     }
 
     /// Ask Recall.
@@ -1483,7 +1485,8 @@ impl Server {
     )]
     fn recall_query(&self, Parameters(a): Parameters<RecallQueryArgs>) -> Res {
         let limit = page_size("recall_query", a.limit, RECALL_LIMIT)?;
-        let offset = offset("recall_query", a.cursor.as_deref())?;
+        let page = page("recall_query", &a, a.cursor.as_deref())?;
+        let offset = page.offset;
         if a.query.len() > 1_000 {
             return Err(invalid("`query` is longer than 1000 bytes"));
         }
@@ -1543,11 +1546,7 @@ impl Server {
             items,
             whole: Some("body"),
         };
-        let rest = Rest::Cursor {
-            tool: "recall_query",
-            offset,
-            more,
-        };
+        let rest = Rest::Cursor { page: &page, more };
         self.answer_cleaned(self.out().value(body), list, rest)
     }
 

@@ -313,6 +313,56 @@ fn change(
     super::unraced(&path, || change_once(agent, &path, project, cli, dry_run))
 }
 
+/// Where a project's backups go: where `git add -A` does not see them, in the git dir of the
+/// worktree at `project`, not in its work tree. That is `.git` itself, or the folder a `.git`
+/// file names (a linked worktree's `<common>/worktrees/<name>`, a submodule's
+/// `modules/<name>`). The worktree's own git dir rather than the common one: backups of the
+/// same file in two worktrees stay apart, and a backup (which may hold a secret) goes with its
+/// worktree when git removes it. `None`: beside the file (the user's config).
+fn backup_dir(project: Option<&Path>) -> Option<PathBuf> {
+    project
+        .and_then(crate::archive::project::git_dir_of)
+        .map(|git| git.join("cairn-backups"))
+}
+
+/// Whether the JSON config at `path` held a server list (`mcpServers`, maybe empty) before
+/// Cairn's install put its server in it, as the install's backup of the file says: the newest
+/// backup without Cairn's server in it (a later one was taken with it in, by an uninstall or
+/// another install) is the file as it was before. Without one, the install made the file, or
+/// the backups are gone: the list is taken for the install's.
+fn list_before_install(agent: Agent, path: &Path, project: Option<&Path>) -> bool {
+    let dir = backup_dir(project).or_else(|| path.parent().map(Path::to_path_buf));
+    let (Some(dir), Some(name)) = (dir, path.file_name()) else {
+        return false;
+    };
+    let prefix = format!("{}.cairn-backup-", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return false;
+    };
+    // `<name>.cairn-backup-<YYYYmmddTHHMMSS>[-n]`, the n-th of one second: newest first.
+    let mut backups: Vec<(String, u32, String)> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|name| {
+            let rest = name.strip_prefix(&prefix)?;
+            let (stamp, n) = match rest.split_once('-') {
+                Some((stamp, n)) => (stamp.to_owned(), n.parse().ok()?),
+                None => (rest.to_owned(), 1),
+            };
+            Some((stamp, n, name))
+        })
+        .collect();
+    backups.sort_unstable_by(|a, b| b.cmp(a));
+    let syntax = syntax(agent);
+    backups
+        .iter()
+        .filter_map(|(_, _, name)| super::settings::read_text(&dir.join(name)).ok())
+        .find(|text| matches!(json_entry(path, text, syntax), Ok(None)))
+        .and_then(|text| super::settings::parse_settings_as(path, &text, syntax).ok())
+        .flatten()
+        .is_some_and(|root| root.get("mcpServers").is_some())
+}
+
 /// One try of [`change`]: `None` when the file changed between the read and the write.
 fn change_once(
     agent: Agent,
@@ -326,7 +376,10 @@ fn change_once(
     let after = if is_toml(agent) {
         toml_edit(&path, &before, cli)?
     } else {
-        json_edit(agent, &path, &before, cli)?
+        // An uninstall that leaves the server list empty keeps it when it was in the file
+        // before Cairn's install: a person's own list, empty or not, is theirs.
+        let keep_list = cli.is_none() && list_before_install(agent, &path, project);
+        json_edit_keeping(agent, &path, &before, cli, keep_list)?
     };
     let hide = |text: &str| {
         if is_toml(agent) {
@@ -385,11 +438,11 @@ fn change_once(
             })?;
         }
         if !before.is_empty() {
-            // A project's backup goes where `git add -A` does not see it: in the repository's
-            // git dir, not in its work tree.
-            let into = project.map(|root| root.join(".git")).filter(|g| g.is_dir());
-            let into = into.map(|git| git.join("cairn-backups"));
-            backup = Some(super::write_backup_in(&path, &before, into.as_deref())?);
+            backup = Some(super::write_backup_in(
+                &path,
+                &before,
+                backup_dir(project).as_deref(),
+            )?);
         }
         if !super::unchanged_since(&path, &before)? {
             if let Some(b) = &backup {
@@ -541,12 +594,26 @@ fn json_server(agent: Agent, launch: &Launch) -> Value {
 }
 
 /// `text` with the server started by `launch` (or, for `None`, without Cairn's server), or
-/// `None` when it is that way already.
+/// `None` when it is that way already. (The tests' and the `internals` feature's: the install
+/// itself says whether an emptied list stays, [`json_edit_keeping`].)
+#[cfg(any(test, feature = "internals"))]
 fn json_edit(
     agent: Agent,
     path: &Path,
     text: &str,
     launch: Option<&Launch>,
+) -> Result<Option<String>> {
+    json_edit_keeping(agent, path, text, launch, false)
+}
+
+/// [`json_edit`]; taking Cairn's server out of a list that holds nothing else takes the list
+/// too (an install added it), unless `keep_list` (the list was there before the install).
+fn json_edit_keeping(
+    agent: Agent,
+    path: &Path,
+    text: &str,
+    launch: Option<&Launch>,
+    keep_list: bool,
 ) -> Result<Option<String>> {
     let syntax = syntax(agent);
     let entry = json_entry(path, text, syntax)?;
@@ -641,7 +708,9 @@ fn json_edit(
             let edit = match servers {
                 // Cairn's was the only server: the whole `mcpServers` goes, as install added it.
                 Some(s)
-                    if once && matches!(&s.kind, json_text::Kind::Object(m) if m.len() == 1) =>
+                    if once
+                        && !keep_list
+                        && matches!(&s.kind, json_text::Kind::Object(m) if m.len() == 1) =>
                 {
                     index(&root, "mcpServers").and_then(|i| json_text::remove(&root, i))
                 }
@@ -827,37 +896,6 @@ fn toml_blocks(text: &str) -> Option<Vec<(usize, usize)>> {
     (!blocks.is_empty()).then_some(blocks)
 }
 
-/// `text` without a `[mcp_servers]` header that has nothing left under it (Cairn's table was
-/// its last), as an emptied `mcpServers` goes in JSON; unchanged otherwise.
-fn without_empty_servers(path: &Path, text: String) -> String {
-    let emptied = parse_toml(path, &text).is_ok_and(|doc| {
-        doc.get("mcp_servers")
-            .and_then(toml::Value::as_table)
-            .is_some_and(toml::Table::is_empty)
-    });
-    if !emptied {
-        return text;
-    }
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let Some((headers, tail)) = toml_headers(&text) else {
-        return text;
-    };
-    let Some(i) = headers.iter().position(|h| h.key == ["mcp_servers"]) else {
-        return text;
-    };
-    let at = line_of(&text, headers[i].span.start);
-    let next = lines_before(&text, headers.get(i + 1).map_or(tail, |h| h.lead));
-    if !lines[at + 1..next].iter().all(|l| l.trim().is_empty()) {
-        return text;
-    }
-    let mut out = lines[..at].concat();
-    let eol = super::json_text::line_ending(&text);
-    if next == lines.len() && out.ends_with(&eol.repeat(2)) {
-        out.truncate(out.len() - eol.len());
-    }
-    out + &lines[next..].concat()
-}
-
 fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
@@ -933,7 +971,9 @@ fn toml_edit(path: &Path, text: &str, launch: Option<&Launch>) -> Result<Option<
             if tail.is_empty() && head.ends_with(&eol.repeat(2)) {
                 head.truncate(head.len() - eol.len());
             }
-            without_empty_servers(path, head + &tail)
+            // An `[mcp_servers]` header left with nothing under it stays: install writes
+            // none (its table is `[mcp_servers.cairn]`), so it is the person's.
+            head + &tail
         }
     };
     // The result must parse, hold exactly the server wanted, and keep everything else.
@@ -1283,10 +1323,11 @@ mod tests {
                 "model = \"x\"\n\n[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n  # indented, then blank\n\n[tui]\nx = 1\n",
                 "model = \"x\"\n\n  # indented, then blank\n\n[tui]\nx = 1\n",
             ),
-            // `[mcp_servers]` left empty goes too; the comment above the next table stays.
+            // `[mcp_servers]` left empty stays (install writes none: it is the person's); so
+            // does the comment above the next table.
             (
                 "[mcp_servers]\n\n[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]\n\n# settings of the terminal UI\n[tui]\nx = 1\n",
-                "# settings of the terminal UI\n[tui]\nx = 1\n",
+                "[mcp_servers]\n\n# settings of the terminal UI\n[tui]\nx = 1\n",
             ),
             // A sub-table of Cairn's written after other tables goes too (it was left, and the
             // entry it left was no server).
@@ -1349,6 +1390,72 @@ mod tests {
             after,
             r#"{"mcpServers": {"db": {"command": "pg"}}, "mcpServers": {}}"#
         );
+    }
+
+    /// A project config's backup (the file before the install, which may hold a teammate's
+    /// server with its password) lands in the git dir of the worktree it was taken in, never
+    /// in a work tree where `git status` shows it and `git add -A` commits it: a linked
+    /// worktree's and a separated repository's `.git` is a file naming that dir (a
+    /// submodule's is the same), not a folder.
+    #[test]
+    fn a_worktrees_backup_lands_in_its_git_dir_not_its_work_tree() {
+        use crate::git::repo::testing::git;
+        let tmp = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(tmp.path()).unwrap();
+        let (main, linked, separated) =
+            (top.join("main"), top.join("linked"), top.join("separated"));
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"], None);
+        git(
+            &main,
+            &["commit", "-q", "--allow-empty", "-m", "init"],
+            None,
+        );
+        let wt = linked.to_string_lossy().into_owned();
+        git(&main, &["worktree", "add", "-q", "-b", "wt", &wt], None);
+        // `git init --separate-git-dir` leaves the `gitdir:` file a submodule's work tree has.
+        let modules = top.join("super/.git/modules/sub");
+        std::fs::create_dir_all(top.join("super/.git/modules")).unwrap();
+        let (sep, modules_arg) = (
+            separated.to_string_lossy().into_owned(),
+            modules.to_string_lossy().into_owned(),
+        );
+        git(
+            &top,
+            &["init", "-q", "--separate-git-dir", &modules_arg, &sep],
+            None,
+        );
+        for (root, git_dir) in [
+            (&linked, main.join(".git/worktrees/linked")),
+            (&separated, modules),
+            (&main, main.join(".git")),
+        ] {
+            let before = r#"{"mcpServers": {"db": {"command": "pg-mcp", "env": {"PGPASSWORD": "hunter2"}}}}"#;
+            std::fs::write(root.join(".mcp.json"), before).unwrap();
+            let done = install(
+                Agent::Claude,
+                &top.join("home"),
+                Some(root),
+                Path::new("/usr/bin/cairn"),
+                None,
+                false,
+            )
+            .unwrap();
+            let backup = done.backup.unwrap();
+            assert!(
+                backup.starts_with(git_dir.join("cairn-backups")),
+                "{}: {}",
+                root.display(),
+                backup.display()
+            );
+            assert_eq!(std::fs::read_to_string(&backup).unwrap(), before);
+            let untracked = git(
+                root,
+                &["status", "--porcelain", "--untracked-files=all"],
+                None,
+            );
+            assert_eq!(untracked, "?? .mcp.json", "{}", root.display());
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::*;
 
 mod brief_whole;
+mod cursor_query;
 mod damaged;
 mod outside_git;
 mod query_whole;
