@@ -196,8 +196,9 @@ pub async fn recall_merge(
     with_cairn(&backend, move |c| c.recall_merge(&duplicate, &keep)).await
 }
 
-/// Flag entries whose cited files changed in later commits (they return to the inbox);
-/// says how many were trusted (no longer served) and how many were waiting already.
+/// Flag entries whose cited files changed in a commit since the last check (they return to
+/// the inbox): the Inbox's Check for stale entries, the check every sync runs after its
+/// capture. Says how many were trusted (no longer served) and how many were waiting already.
 #[tauri::command]
 #[specta::specta]
 pub async fn recall_check_stale(

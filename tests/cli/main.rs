@@ -39,6 +39,7 @@ mod show_lines;
 mod skim_unplaced;
 mod snippets;
 mod sources;
+mod stale_sync;
 mod support;
 mod sync_counts;
 mod sync_first_records;

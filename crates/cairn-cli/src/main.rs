@@ -853,6 +853,9 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
                 render::json(out, &report)?;
             } else {
                 render::sync_report(out, &report)?;
+                if let Some(flagged) = report.stale_flagged {
+                    writeln!(out, "{}", render::clean(&stale_flagged_said(flagged)))?;
+                }
             }
         }
         Command::Hook { agent } => {
@@ -1366,6 +1369,28 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The one line a sync adds when its staleness check flagged entries (said only then): the
+/// trusted ones it took out of service apart from those already waiting for review.
+fn stale_flagged_said(f: cairn_core::recall::stale::Flagged) -> String {
+    let mut parts = Vec::new();
+    if f.trusted > 0 {
+        parts.push(format!(
+            "{} taken out of service (back in the review inbox)",
+            render::plural(f.trusted, "trusted entry")
+        ));
+    }
+    if f.untrusted > 0 {
+        parts.push(format!(
+            "{} waiting for review marked stale",
+            render::plural(f.untrusted, "entry")
+        ));
+    }
+    format!(
+        "Recall: a new commit changed files entries cite: {} (`cairn recall review`).",
+        parts.join(", ")
+    )
 }
 
 /// The SessionStart hook: print the brief of trusted entries for the session's repository and

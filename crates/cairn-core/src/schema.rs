@@ -111,6 +111,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         then: Some(index_tails),
     },
     sql(include_str!("recall/migrations/0049_extract_readable.sql")),
+    sql(include_str!("recall/migrations/0050_stale_checks.sql")),
 ];
 
 /// Migration 0048's Rust half: the records with a CJK word or an emoji are indexed again with

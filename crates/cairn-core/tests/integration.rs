@@ -59,6 +59,7 @@ mod recall_questions;
 mod recall_same_name;
 mod recall_semantic;
 mod recall_session_start;
+mod recall_stale_sync;
 mod redaction;
 mod redaction_formats;
 mod redaction_props;

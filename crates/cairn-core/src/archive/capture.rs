@@ -151,6 +151,10 @@ pub struct SyncReport {
     /// The counts above by agent (as the lists name it), one per agent the sync changed
     /// anything of, by agent name.
     pub agents: Vec<AgentSync>,
+    /// What the staleness check run after the capture flagged (Recall entries citing a file a
+    /// commit since changed: [`crate::recall::stale`]); absent when it flagged nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_flagged: Option<crate::recall::stale::Flagged>,
 }
 
 /// What a sync changed of one agent's sessions: its part of [`SyncReport`]'s counts.

@@ -186,6 +186,7 @@ impl Cairn {
         if let Err(e) = self.sweep_forgotten_copies(&store) {
             tracing::warn!("sweeping the copies of forgotten transcripts failed: {e}");
         }
+        report.stale_flagged = Self::check_stale(&mut store);
         warnings.append(&mut report.warnings);
         report.warnings = warnings;
         drop(store);
@@ -202,9 +203,10 @@ impl Cairn {
     ) -> Result<SyncReport> {
         self.writable()?;
         let mut store = self.writer()?;
-        let (report, touched) =
+        let (mut report, touched) =
             capture::capture_many(&mut store, &self.data_dir, files, Trigger::Sync, progress)?;
         self.link(&mut store, &touched, None, usize::MAX);
+        report.stale_flagged = Self::check_stale(&mut store);
         Ok(report)
     }
 
@@ -261,6 +263,22 @@ impl Cairn {
                     ),
                     Err(e) => tracing::warn!("counting the failed relink failed: {e}"),
                 }
+            }
+        }
+    }
+
+    /// After a sync's (or the watcher's) capture and link: a commit since the last check may
+    /// have changed a file an accepted entry cites, found now rather than when someone thinks
+    /// to ask, since a stale entry is served by no one. Cheap when no HEAD moved (one `git
+    /// rev-parse` per repository). Not run by a hook, which an agent waits on every turn.
+    /// What it flagged, if anything; a failure is logged and leaves each repository's place
+    /// in its history as it was, for the next sync.
+    fn check_stale(store: &mut Store) -> Option<recall::stale::Flagged> {
+        match recall::stale::check_now(store.conn_mut()) {
+            Ok(flagged) => (flagged.total() > 0).then_some(flagged),
+            Err(e) => {
+                tracing::warn!("checking recall entries for staleness failed: {e}");
+                None
             }
         }
     }

@@ -122,6 +122,7 @@ const TABLES: &[(&str, Fate)] = &[
     ("recall_extract_progress", Fate::Carried),
     ("recall_extract_entries", Fate::Carried),
     ("recall_extract_runs", Fate::Carried),
+    ("recall_stale_checks", Fate::Carried),
     (
         "recall_extract_readable",
         Fate::Derived("extraction's status reads each session again the first time it is asked"),

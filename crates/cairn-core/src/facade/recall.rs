@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use crate::archive::store::Store;
+use crate::recall;
 use crate::semantic::vectors::VectorStore;
 use crate::{Cairn, Error, Result};
-use crate::{git, recall};
 
 impl Cairn {
     /// Entries passing the filters, most recently updated first.
@@ -434,10 +434,9 @@ impl Cairn {
 
     /// Flag entries whose cited files changed in later commits; says how many, apart: the
     /// trusted ones taken out of service and back in the inbox, and those already waiting.
+    /// The check every sync runs ([`recall::stale`]): only the commits since the last one.
     pub fn recall_check_stale(&self) -> Result<recall::stale::Flagged> {
-        self.review(&[], |c, now| {
-            recall::stale::check(c, &mut git::associate::RepoCache::default(), now)
-        })
+        self.review(&[], recall::stale::check)
     }
 
     /// Entries whose evidence lies in a session (the session's Recall panel).

@@ -135,6 +135,16 @@ const OTHERS: &[Table] = &[
         session: None,
         parents: &[],
     },
+    // Carried, not read again: the entries keep the times the places are compared with, and a
+    // check reading every history again would flag anew the entries a person accepted again
+    // after they were flagged.
+    Table {
+        name: "recall_stale_checks",
+        what: "how far the staleness check read each repository's history",
+        rowid: false,
+        session: None,
+        parents: &[],
+    },
 ];
 
 /// Where a session of the old database is in the rebuilt one.

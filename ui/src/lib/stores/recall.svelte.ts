@@ -51,6 +51,7 @@ type RecallApi = Pick<
   | 'recallProposal'
   | 'recallForSession'
   | 'recallAgentUsage'
+  | 'recallCheckStale'
 >;
 
 /** How agents judged an entry they used: mostly wrong is a reason to review it again. */
@@ -135,6 +136,23 @@ export function unacceptedNotice({ entry, reinstated }: Unaccepted, edited: bool
  * names it: `replaces`); null otherwise. */
 export function replacesAgain({ entry, replaces }: Restored): string | null {
   return replaces ? `${named(entry)} is served again and replaces ${named(replaces)} again` : null;
+}
+
+/** What a staleness check flagged (the core's `stale::Flagged`): trusted entries it took out of
+ * service, and entries already waiting for review it only marked. */
+export interface StaleFlagged {
+  trusted: number;
+  untrusted: number;
+}
+
+/** A staleness check's outcome in words: the entries taken out of service said apart from those
+ * only marked, so a served note taken back is never hidden in a total. */
+export function staleNotice({ trusted, untrusted }: StaleFlagged): string {
+  if (trusted === 0 && untrusted === 0) return 'No cited file changed in a commit since the last check: nothing is stale';
+  const parts: string[] = [];
+  if (trusted > 0) parts.push(`${count(trusted, 'entry')} taken out of service`);
+  if (untrusted > 0) parts.push(trusted > 0 ? `${untrusted.toLocaleString('en')} marked stale` : `${count(untrusted, 'entry')} waiting for review marked stale`);
+  return `${parts.join(', ')}: files they cite changed in a later commit`;
 }
 
 /** The edit being made to an inbox entry before it is accepted. */
@@ -231,6 +249,8 @@ export class RecallStore {
   undo: Undo | null = $state(null);
   /** The field an edit starts in; the inbox focuses it when the form opens. */
   editFocus = $state(0);
+  /** A staleness check in flight (its button says so; `busy` holds the other reviews). */
+  checking = $state(false);
 
   /** The last review's failure message (`actionProblem` has its hint too). */
   get actionError(): string | null {
@@ -552,6 +572,22 @@ export class RecallStore {
   dismissNotice(): void {
     this.notice = null;
     this.undo = null;
+  }
+
+  /** Check the accepted entries' cited files against the commits made since the last check (what
+   * every sync does too), say what it flagged in words, and reload the inbox, where what it
+   * flagged now waits. */
+  async checkStale(): Promise<boolean> {
+    this.checking = true;
+    try {
+      return await this.#act(async () => {
+        const outcome = await this.#api.recallCheckStale();
+        if (outcome.status === 'ok') this.notice = staleNotice(outcome.data);
+        return outcome;
+      });
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** `old` is replaced by the newer `replacement`. */
