@@ -10,12 +10,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use cairn_core::ErrorReport;
 use cairn_core::config::TeamConfig;
+use cairn_core::team::members::AdminError;
 use cairn_core::team::{
     KeyringState, LastPush, TeamCheck, TeamInit, TeamMembership, TeamPushReport, TeamRemembered,
     TeamSearchHit, TeamShow, TeamSkim,
 };
+use cairn_core::{Cairn, ErrorReport};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
 use tauri_specta::Event;
@@ -143,25 +144,40 @@ pub async fn team_forget(
     with_cairn(&backend, move |c| c.team_forget(&c.team_server_of(&setup)?)).await
 }
 
+/// An administrator's command on the saved server: its refusal as [`AdminError`], whose `sql`
+/// is the statement that clears it (the core's typed field; the window never reads the hint's
+/// wording for it).
+async fn as_admin<T, F>(backend: &Backend, f: F) -> Result<T, AdminError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Cairn) -> cairn_core::Result<T> + Send + 'static,
+{
+    match with_cairn(backend, move |c| Ok(f(c).map_err(AdminError::from))).await {
+        Ok(done) => done,
+        Err(report) => Err(AdminError::from(report)),
+    }
+}
+
 /// "Set up or bring up" (`cairn team init`), as the saved server's user, who must be the
 /// database's owner or a superuser: the team's role, whether this run made it, its members and
 /// the roles that may connect but are not in it. When the team's role is missing and this user
-/// may not create roles, the error's hint is the SQL an administrator runs.
+/// may not create roles, the error's `sql` is what an administrator runs.
 #[tauri::command]
 #[specta::specta]
-pub async fn team_init(backend: State<'_, Backend>) -> Result<TeamInit, ErrorReport> {
-    with_cairn(&backend, |c| c.team_init(&c.team_server(None)?)).await
+pub async fn team_init(backend: State<'_, Backend>) -> Result<TeamInit, AdminError> {
+    as_admin(&backend, |c| c.team_init(&c.team_server(None)?)).await
 }
 
 /// "Add to the team" (`cairn team grant`): make `role` a member of the team's role, as the saved
-/// server's user (an administrator).
+/// server's user (an administrator); the result's `push_url` is what the teammate pushes to.
+/// Refused for want of the right, the error's `sql` is the GRANT an administrator runs.
 #[tauri::command]
 #[specta::specta]
 pub async fn team_grant(
     backend: State<'_, Backend>,
     role: String,
-) -> Result<TeamMembership, ErrorReport> {
-    with_cairn(&backend, move |c| {
+) -> Result<TeamMembership, AdminError> {
+    as_admin(&backend, move |c| {
         c.team_grant(&c.team_server(None)?, &role)
     })
     .await
@@ -174,8 +190,8 @@ pub async fn team_grant(
 pub async fn team_revoke(
     backend: State<'_, Backend>,
     role: String,
-) -> Result<TeamMembership, ErrorReport> {
-    with_cairn(&backend, move |c| {
+) -> Result<TeamMembership, AdminError> {
+    as_admin(&backend, move |c| {
         c.team_revoke(&c.team_server(None)?, &role)
     })
     .await

@@ -3098,3 +3098,194 @@ fn reads_of_a_version_1_archive_say_once_that_every_role_may_read_it() {
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["warnings"], json!([]), "{v}");
 }
+
+/// `cairn team …` as the cluster's superuser (see [`as_admin`]) with `input` on standard input.
+fn as_admin_with_input(db: &TeamDb, args: &[&str], input: &str) -> Output {
+    let env = Env::new();
+    let mut child = env
+        .command()
+        .env("CAIRN_TEAM_URL", db.admin_url())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `cairn.meta.team_role` is the database owner's to rewrite: `cairn team status` reads it, but
+/// checks it as grant, revoke and init do before calling it the team's role. Pointed at a
+/// superuser, status says the record is refused, why, and what to do, and its JSON gives no
+/// team's role; set back, status names the team's role again.
+#[test]
+fn team_status_says_a_tampered_team_role_is_refused_not_the_teams() {
+    let db = TeamDb::new();
+    let ana = db.mate("ana");
+    let from = db.url(&ana);
+    let text = ana.ok(&["team", "status", "--from", &from]);
+    assert!(
+        text.contains(&format!("the team is role {}", db.team())) && !text.contains("refused"),
+        "{text}"
+    );
+    let boss = format!("boss_{}", unique());
+    admin(&format!("CREATE ROLE {boss} NOLOGIN SUPERUSER"));
+    psql(
+        &db.url(&db.owner),
+        Some(&db.owner.password),
+        &format!("UPDATE cairn.meta SET team_role = '{boss}'"),
+    )
+    .unwrap();
+    let text = ana.ok(&["team", "status", "--from", &from]);
+    assert!(
+        !text.contains("the team is role")
+            && text.contains(&format!(
+                "warning: cairn.meta records {boss} as the team's role, and it is refused"
+            ))
+            && text.contains("is a superuser")
+            && text.contains("SET team_role = NULL"),
+        "{text}"
+    );
+    let status = ana.json(&["team", "status", "--from", &from]);
+    assert_eq!(status["team_role"], Value::Null, "{status}");
+    assert_eq!(
+        status["team_role_refused"]["role"],
+        boss.as_str(),
+        "{status}"
+    );
+    assert_eq!(
+        status["team_role_refused"]["sql"], "UPDATE cairn.meta SET team_role = NULL;",
+        "{status}"
+    );
+    // A role that is not there at all is refused too, with the statement that makes it.
+    let gone = format!("gone_{}", unique());
+    psql(
+        &db.url(&db.owner),
+        Some(&db.owner.password),
+        &format!("UPDATE cairn.meta SET team_role = '{gone}'"),
+    )
+    .unwrap();
+    let status = ana.json(&["team", "status", "--from", &from]);
+    assert_eq!(status["team_role"], Value::Null, "{status}");
+    assert_eq!(
+        status["team_role_refused"]["sql"],
+        format!("CREATE ROLE {gone} NOLOGIN;").as_str(),
+        "{status}"
+    );
+    psql(
+        &db.url(&db.owner),
+        Some(&db.owner.password),
+        "UPDATE cairn.meta SET team_role = NULL",
+    )
+    .unwrap();
+    let status = ana.json(&["team", "status", "--from", &from]);
+    assert_eq!(status["team_role"], db.team().as_str(), "{status}");
+    assert_eq!(status["team_role_refused"], Value::Null, "{status}");
+}
+
+/// `cairn team grant NAME --create` makes the login role with the password piped on standard
+/// input and adds it to the team in one step: the server keeps a SCRAM-SHA-256 verifier (it was
+/// sent one, not the password), nothing printed holds the password or the verifier, and the
+/// connection string it prints for the teammate, with the password, logs in and pushes, a name
+/// full of what URL syntax reads otherwise included. A second --create of the same name is
+/// refused, changing nothing.
+#[test]
+fn grant_create_makes_a_login_role_with_a_scram_verifier_and_its_password_works() {
+    let db = TeamDb::new();
+    // Sessions on this database would store a password sent in plain as an MD5 hash: a
+    // SCRAM-SHA-256 verifier in pg_authid below can only be one computed by Cairn.
+    db.sql(&format!(
+        "ALTER DATABASE {} SET password_encryption = 'md5'",
+        db.name
+    ));
+    let password = format!("pw {}-é:@/%", unique());
+    for role in [
+        format!("new_{}", unique()),
+        format!("o'b x@y:z/é%_{}", unique()),
+    ] {
+        let out = as_admin_with_input(
+            &db,
+            &["team", "grant", &role, "--create"],
+            &format!("{password}\n"),
+        );
+        let text = succeeded(out, "grant --create");
+        assert!(!text.contains(&password), "{text}");
+        assert!(!text.contains("SCRAM-SHA-256$"), "{text}");
+        assert!(text.contains("made the login role"), "{text}");
+        let stored = db.sql(&format!(
+            "SELECT rolpassword FROM pg_authid WHERE rolname = '{}'",
+            role.replace('\'', "''")
+        ));
+        assert!(stored.starts_with("SCRAM-SHA-256$4096:"), "{stored}");
+        assert!(is_member(&db, &role));
+        // The URL printed for the teammate is the one they use, with the password.
+        let url = text
+            .lines()
+            .find_map(|l| {
+                l.split_once("cairn team push --to ")
+                    .and_then(|(_, rest)| rest.split_once('`'))
+                    .map(|(url, _)| url.to_owned())
+            })
+            .unwrap_or_else(|| panic!("no push URL in {text}"));
+        let mut mate = Mate {
+            role: role.clone(),
+            password: password.clone(),
+            env: Env::new().with_fixtures(),
+        };
+        mate.env.ok(&["sync"]);
+        let pushed = mate.json(&["team", "push", "--to", &url]);
+        assert!(pushed["sessions_pushed"].as_u64().unwrap() > 0, "{pushed}");
+        assert_eq!(pushed["publisher"], role.as_str(), "{pushed}");
+        // Made once: a second --create is refused and the password stays as it was.
+        let again = as_admin_with_input(
+            &db,
+            &["team", "grant", &role, "--create"],
+            "another-password\n",
+        );
+        assert_eq!(again.status.code(), Some(1), "{again:?}");
+        let err = String::from_utf8_lossy(&again.stderr);
+        assert!(err.contains("exists already"), "{err}");
+        mate.password = password.clone();
+        mate.ok(&["team", "status", "--to", &url]);
+    }
+}
+
+/// The password of a role to make is never a command-line value: `--password` is refused
+/// before anything is asked of the server, without repeating it, and no role is made.
+#[test]
+fn a_password_on_the_command_line_is_refused_for_grant() {
+    let db = TeamDb::new();
+    let role = format!("argv_{}", unique());
+    for args in [
+        vec![
+            "team",
+            "grant",
+            role.as_str(),
+            "--create",
+            "--password",
+            "Hunter2-argv",
+        ],
+        vec!["team", "grant", role.as_str(), "--password=Hunter2-argv"],
+    ] {
+        let out = as_admin(&db, &args);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("refusing a password on the command line"),
+            "{err}"
+        );
+        assert!(!err.contains("Hunter2-argv"), "{err}");
+    }
+    assert_eq!(
+        db.sql(&format!(
+            "SELECT count(*) FROM pg_roles WHERE rolname = '{role}'"
+        )),
+        "0"
+    );
+}

@@ -30,12 +30,22 @@ pub enum TeamCommand {
     /// (a superuser, a role with CREATEROLE, or one holding the team's role WITH ADMIN OPTION).
     /// The name is the role as the server keeps it (`\du` in psql): one PostgreSQL would fold
     /// (capitals), cut (64 bytes or more) or that holds a control character is refused. A
-    /// member already is left as is.
+    /// member already is left as is. With --create, the login role is made too, with a
+    /// password typed at the prompt (or standard input's first line when piped): the server is
+    /// sent its SCRAM-SHA-256 verifier, never the password, and neither is printed.
     Grant {
         /// The teammate's login role.
         role: String,
         #[command(flatten)]
         at: At,
+        /// Make the login role (it must not exist yet) with a password read from the prompt
+        /// or standard input, and add it to the team in the same transaction.
+        #[arg(long)]
+        create: bool,
+        /// Refused: a password on the command line shows in the process list and the shell's
+        /// history (type it at --create's prompt, or pipe it).
+        #[arg(long, hide = true, value_name = "PASSWORD")]
+        password: Option<String>,
     },
     /// Take a teammate out of the team: they can no longer connect, read or push. What they
     /// pushed stays in the team archive for the team (a superuser deletes it: the command
@@ -171,8 +181,27 @@ pub fn run(
                 init(out, &done)?;
             }
         }
-        TeamCommand::Grant { role, at } => {
-            let done = cairn.team_grant(&at.server(cairn)?, &role)?;
+        TeamCommand::Grant {
+            role,
+            at,
+            create,
+            password,
+        } => {
+            if password.is_some() {
+                // Not repeated: the message must not show it again.
+                anyhow::bail!(
+                    "refusing a password on the command line: it would show in the process list and shell history; `cairn team grant NAME --create` asks for it, or reads it from standard input's first line when piped"
+                );
+            }
+            let server = at.server(cairn)?;
+            let done = if create {
+                // A name the core would refuse is refused before anyone types a password.
+                cairn_core::team::members::check_name(&server, &role)?;
+                let password = read_new_password(&server, &role)?;
+                cairn.team_grant_new(&server, &role, &password)?
+            } else {
+                cairn.team_grant(&server, &role)?
+            };
             if json {
                 render::json(out, &done)?;
             } else {
@@ -330,7 +359,13 @@ fn warn(warnings: &[String]) {
 fn granted(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
     let who = line(&cairn_core::team::schema::sql_name(&r.role), 60);
     let team = line(&cairn_core::team::schema::sql_name(&r.team_role), 80);
-    if r.changed {
+    if r.created {
+        writeln!(
+            out,
+            "made the login role {who} with the password given (the server holds its SCRAM-SHA-256 verifier) and added it to the team (role {team}) at {}",
+            clean(&r.server)
+        )?;
+    } else if r.changed {
         writeln!(
             out,
             "added {who} to the team (role {team}) at {}",
@@ -349,11 +384,12 @@ fn granted(out: &mut impl Write, r: &TeamMembership) -> Result<()> {
             out,
             "{who} may connect, read every teammate's records and push their own"
         )?;
-        if r.changed {
+        if let Some(url) = r.push_url.as_deref().filter(|_| r.changed) {
             writeln!(
                 out,
-                "next: {who} runs `cairn team push --to {}` with their own password",
-                clean(&with_user(&r.server, &r.role))
+                "next: {who} runs `cairn team push --to {}` with {} password",
+                clean(url),
+                if r.created { "the" } else { "their own" }
             )?;
         }
     } else {
@@ -451,32 +487,6 @@ fn members_line(out: &mut impl Write, members: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `postgres://USER@HOST:PORT/DB` with `user` in place of the address's user (for the line that
-/// tells the new teammate how to push).
-fn with_user(display: &str, user: &str) -> String {
-    match display.split_once("://").and_then(|(scheme, rest)| {
-        rest.split_once('@')
-            .map(|(_, host)| format!("{scheme}://{}@{host}", percent_user(user)))
-    }) {
-        Some(url) => url,
-        None => display.to_owned(),
-    }
-}
-
-/// A user name as a connection string's user part: what is not a letter, digit or `-._~`
-/// percent-encoded.
-fn percent_user(user: &str) -> String {
-    let mut out = String::new();
-    for b in user.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// The password `cairn team login` keeps: typed at the terminal without echo, or the first line
 /// of standard input when it is not a terminal. Never echoed, never printed.
 fn read_password(server: &Server) -> Result<String> {
@@ -489,6 +499,26 @@ fn read_password(server: &Server) -> Result<String> {
         line
     };
     Ok(line.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+/// The password `cairn team grant --create` makes the role with: typed twice at the terminal
+/// without echo (the two must match), or the first line of standard input when it is not a
+/// terminal. Never echoed, never printed, never on the command line.
+fn read_new_password(server: &Server, role: &str) -> Result<String> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return read_password(server);
+    }
+    let first = rpassword::prompt_password(format!(
+        "password for the new role {} at {}: ",
+        line(role, 60),
+        clean(server.display())
+    ))?;
+    let again = rpassword::prompt_password("the same again: ")?;
+    if first != again {
+        anyhow::bail!("the two passwords differ: nothing was made");
+    }
+    Ok(first)
 }
 
 fn init(out: &mut impl Write, r: &TeamInit) -> Result<()> {
@@ -552,9 +582,10 @@ fn init(out: &mut impl Write, r: &TeamInit) -> Result<()> {
     }
     writeln!(
         out,
-        "Add a teammate as an administrator: CREATE ROLE NAME LOGIN PASSWORD '…' IN ROLE {team}; \
-         (or GRANT {team} TO NAME; for a role that exists); then `cairn team push --to \
-         postgres://NAME@…` (docs/SECURITY.md, \"The team archive\")"
+        "Add a teammate as an administrator: `cairn team grant NAME --create` (asks for their \
+         password; `cairn team grant NAME` for a role that exists), or in SQL CREATE ROLE NAME \
+         LOGIN PASSWORD '…' IN ROLE {team}; then `cairn team push --to postgres://NAME@…` \
+         (docs/SECURITY.md, \"The team archive\")"
     )?;
     Ok(())
 }
@@ -585,13 +616,26 @@ fn status_text(out: &mut impl Write, s: &cairn_core::team::read::TeamStatus) -> 
             "team archive {}: schema version {}, {}; {} from {}",
             line(id, 60),
             s.version.map_or("?".into(), |v| v.to_string()),
-            s.team_role.as_deref().map_or_else(
-                || "no team's role".to_owned(),
-                |r| format!("the team is role {}", line(r, 60))
-            ),
+            match (&s.team_role, &s.team_role_refused) {
+                (Some(r), _) => format!("the team is role {}", line(r, 60)),
+                (None, Some(_)) => "no team's role it can use".to_owned(),
+                (None, None) => "no team's role".to_owned(),
+            },
             plural(c.sessions, "session"),
             plural(c.publishers, "publisher")
         )?,
+    }
+    if let Some(refused) = &s.team_role_refused {
+        // The record is the database owner's to rewrite: never shown as the team's role.
+        writeln!(
+            out,
+            "warning: cairn.meta records {} as the team's role, and it is refused: {}",
+            line(&cairn_core::team::schema::sql_name(&refused.role), 80),
+            render::warning(&refused.message)
+        )?;
+        if let Some(hint) = &refused.hint {
+            writeln!(out, "  what to do: {}", render::warning(hint))?;
+        }
     }
     let fix = "the database's owner runs `cairn team init`, which keeps it to the team's role \
                (docs/SECURITY.md, \"The team archive\")";

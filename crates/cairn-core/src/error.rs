@@ -84,6 +84,9 @@ pub enum Error {
         message: String,
         kind: ErrorKind,
         hint: Option<String>,
+        /// The SQL that clears the refusal, whole, to copy (the hint says who runs it): a
+        /// front door shows it as data, never by reading the hint's wording.
+        sql: Option<String>,
     },
     /// Input the user can fix (a flag, a field, a name): the message says how.
     #[error("{0}")]

@@ -20,6 +20,18 @@ impl Cairn {
         team::members::grant(server, role)
     }
 
+    /// Make `role` a login role with `password` and a member of the team's role at `server`,
+    /// in one transaction ([`team::members::create`]): the server is sent the password's
+    /// SCRAM-SHA-256 verifier, never the password.
+    pub fn team_grant_new(
+        &self,
+        server: &Server,
+        role: &str,
+        password: &str,
+    ) -> Result<team::TeamMembership> {
+        team::members::create(server, role, password)
+    }
+
     /// Take `role` out of the team's role at `server` ([`team::members::revoke`]); what it
     /// pushed stays.
     pub fn team_revoke(&self, server: &Server, role: &str) -> Result<team::TeamMembership> {
@@ -133,6 +145,7 @@ impl Cairn {
                 server: "(not set up)".into(),
                 message: "nothing names the server".into(),
                 kind: crate::error::ErrorKind::Invalid,
+                sql: None,
                 hint: Some(format!(
                     "set it up in the desktop's Settings → Team (or [team] in {}), set {}, or pass --to postgres://USER@HOST/DB",
                     self.config_path().display(),

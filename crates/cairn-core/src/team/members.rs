@@ -13,6 +13,15 @@
 //! nothing and says so. Revoking keeps the rows the teammate pushed (row-level security binds
 //! even the tables' owner; only a superuser deletes another role's rows), and the result says
 //! how many stay and the SQL that would delete them.
+//!
+//! `cairn team grant <role> --create` ([`create`]) makes the teammate's login role too, with a
+//! password the administrator types: the server is sent only a SCRAM-SHA-256 verifier computed
+//! here (what `\password` in psql sends), so the password itself is in no statement, no
+//! server log and no `pg_stat_activity`; the verifier is printed nowhere either.
+//!
+//! After a grant, the result carries the connection string the teammate pushes with
+//! ([`Server::url_as`]): this server's hosts, port and database with their user, never a
+//! password, so the CLI and the desktop say the same and build nothing themselves.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +48,8 @@ pub struct TeamMembership {
     pub member: bool,
     /// Whether this run changed anything (`false`: it already was, or was not, a member).
     pub changed: bool,
+    /// Whether this run made the login role itself (`cairn team grant --create`).
+    pub created: bool,
     /// Roles through which it is still in the team after a revoke (a group it belongs to).
     pub through: Vec<String>,
     /// Sessions and trusted Recall entries the role pushed, which stay in the team archive for
@@ -55,16 +66,106 @@ pub struct TeamMembership {
     /// whose team's role lost `CONNECT` cannot read or push until the owner's `cairn team
     /// init` grants it again.
     pub may_connect: bool,
+    /// After a grant: the connection string the teammate pushes with (`cairn team push --to
+    /// …`), this server's address with their user, no password ([`Server::url_as`]).
+    pub push_url: Option<String>,
+}
+
+/// A refused administrator's command (`init`, grant, revoke) as it crosses to the desktop:
+/// [`crate::ErrorReport`]'s kind, message and hint, and the SQL that clears it as its own field
+/// (`None` when there is none), so Settings → Team offers the statement to copy without
+/// reading the hint's wording.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AdminError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+    /// The statement whoever the hint names runs, whole.
+    pub sql: Option<String>,
+}
+
+impl From<crate::error::Error> for AdminError {
+    fn from(e: crate::error::Error) -> AdminError {
+        let sql = match &e {
+            crate::error::Error::Team { sql, .. } => sql.clone(),
+            _ => None,
+        };
+        let report = crate::ErrorReport::from(&e);
+        AdminError {
+            kind: report.kind,
+            message: report.message,
+            hint: report.hint,
+            sql,
+        }
+    }
+}
+
+impl From<crate::ErrorReport> for AdminError {
+    /// An error from before the command reached the core (the archive would not open).
+    fn from(r: crate::ErrorReport) -> AdminError {
+        AdminError {
+            kind: r.kind,
+            message: r.message,
+            hint: r.hint,
+            sql: None,
+        }
+    }
+}
+
+/// What [`change`] does to the role named.
+enum Action<'a> {
+    Grant,
+    Revoke,
+    /// Make the login role with this SCRAM-SHA-256 verifier, then grant it.
+    Create {
+        verifier: &'a str,
+    },
 }
 
 /// Make `role` a member of the team's role at `server`.
 pub fn grant(server: &Server, role: &str) -> Result<TeamMembership> {
-    change(server, role, true)
+    change(server, role, Action::Grant)
 }
 
 /// Take `role` out of the team's role at `server`.
 pub fn revoke(server: &Server, role: &str) -> Result<TeamMembership> {
-    change(server, role, false)
+    change(server, role, Action::Revoke)
+}
+
+/// The longest password [`create`] takes, in bytes (as `cairn team login` does).
+pub const MAX_PASSWORD: usize = 4096;
+
+/// Make `role` a login role with `password`, a member of the team's role, in one transaction:
+/// both or neither. The server gets the SCRAM-SHA-256 verifier of the password (a random salt,
+/// 4096 iterations, as PostgreSQL's own), never the password; a role that exists already is
+/// refused (its password is its own business: `grant` without `--create` adds it).
+pub fn create(server: &Server, role: &str, password: &str) -> Result<TeamMembership> {
+    if password.is_empty() {
+        return Err(server.fail(
+            ErrorKind::Invalid,
+            "the password is empty: a login role needs one".into(),
+            Some("type it at the prompt, or pipe it alone on standard input's first line".into()),
+        ));
+    }
+    if password.len() > MAX_PASSWORD || password.contains(['\0', '\n', '\r']) {
+        // Not repeated: the message must not show it.
+        return Err(server.fail(
+            ErrorKind::Invalid,
+            format!(
+                "the password holds a line break or NUL, or is longer than {MAX_PASSWORD} bytes"
+            ),
+            Some("give it alone on one line".into()),
+        ));
+    }
+    let verifier = postgres_protocol::password::scram_sha_256(password.as_bytes());
+    change(
+        server,
+        role,
+        Action::Create {
+            verifier: &verifier,
+        },
+    )
 }
 
 /// Refuse a role name the server would not keep as written, or that a message cannot show:
@@ -125,9 +226,11 @@ pub fn check_name(server: &Server, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// The shared work of [`grant`] and [`revoke`]: the name checked, the team's role read from
-/// the archive, the role found, the membership changed when it must be, what stays read back.
-fn change(server: &Server, role: &str, grant: bool) -> Result<TeamMembership> {
+/// The shared work of [`grant`], [`revoke`] and [`create`]: the name checked, the team's role
+/// read from the archive, the role found (or, to create, found absent), the membership changed
+/// when it must be, what stays read back.
+fn change(server: &Server, role: &str, action: Action<'_>) -> Result<TeamMembership> {
+    let grant = !matches!(action, Action::Revoke);
     check_name(server, role)?;
     let mut client = server.connect(false)?;
     let team = team_role(server, &mut client)?;
@@ -146,60 +249,112 @@ fn change(server: &Server, role: &str, grant: bool) -> Result<TeamMembership> {
             &[&role],
         )
         .map_err(|e| server.error(e, "cannot read the role"))?;
-    let Some(can_login) = found
+    let found = found
         .first()
-        .map(|r| r.try_get::<_, bool>(0).unwrap_or(false))
-    else {
-        return Err(server.fail(
-            ErrorKind::NotFound,
-            format!("no role {shown} on this server"),
-            Some(if grant {
-                format!(
-                    "an administrator makes the teammate's login role first: CREATE ROLE {shown} LOGIN PASSWORD '…' IN ROLE {team_shown}; (docs/SECURITY.md, \"The team archive\")"
-                )
-            } else {
-                "check the name (`\\du` in psql lists the roles); a role that is gone is in no team".into()
-            }),
-        ));
-    };
-    let was = direct_member(server, &mut client, &team, role)?;
-    let statement = if grant {
-        if !can_login && !was {
-            // A group granted the team brings in every member it has and will have, unseen here.
+        .map(|r| r.try_get::<_, bool>(0).unwrap_or(false));
+    let statement = match (&action, found) {
+        (Action::Create { .. }, Some(_)) => {
             return Err(server.fail(
-                ErrorKind::Refused,
-                format!(
-                    "{shown} cannot log in: granting the team to it would let every role that is (or becomes) a member of it read and push, not one teammate"
-                ),
+                ErrorKind::Conflict,
+                format!("the role {shown} exists already: nothing was made or changed"),
                 Some(format!(
-                    "grant each teammate's login role (`cairn team grant NAME`); to add a group on purpose, an administrator runs GRANT {team_shown} TO {shown};"
+                    "add it as it is with `cairn team grant {}` (without --create); its password is changed by the role itself or an administrator, not here",
+                    crate::text::shell_quoted(role)
                 )),
             ));
         }
-        (!was).then(|| format!("GRANT {} TO {}", quote_ident(&team), quote_ident(role)))
-    } else {
-        was.then(|| format!("REVOKE {} FROM {}", quote_ident(&team), quote_ident(role)))
-    };
-    if let Some(sql) = &statement {
-        client.batch_execute(sql).map_err(|e| {
-            if e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
-                let verb = if grant {
-                    format!("GRANT {team_shown} TO {shown};")
+        (Action::Create { verifier }, None) => {
+            // One simple query is one transaction: the role is made and granted, or neither.
+            // The verifier is base64 and `$:` only, quoted as a literal all the same.
+            Some(format!(
+                "CREATE ROLE {} LOGIN PASSWORD {}; GRANT {} TO {}",
+                quote_ident(role),
+                quote_literal(verifier),
+                quote_ident(&team),
+                quote_ident(role)
+            ))
+        }
+        (_, None) => {
+            return Err(server.fail(
+                ErrorKind::NotFound,
+                format!("no role {shown} on this server"),
+                Some(if grant {
+                    format!(
+                        "make it and add it in one step: `cairn team grant {} --create` (asks for its password), or an administrator runs CREATE ROLE {shown} LOGIN PASSWORD '…' IN ROLE {team_shown}; (docs/SECURITY.md, \"The team archive\")",
+                        crate::text::shell_quoted(role)
+                    )
                 } else {
-                    format!("REVOKE {team_shown} FROM {shown};")
-                };
-                server.fail(
+                    "check the name (`\\du` in psql lists the roles); a role that is gone is in no team".into()
+                }),
+            ));
+        }
+        (Action::Grant, Some(can_login)) => {
+            let was = direct_member(server, &mut client, &team, role)?;
+            if !can_login && !was {
+                // A group granted the team brings in every member it has and will have,
+                // unseen here.
+                return Err(server.fail(
                     ErrorKind::Refused,
                     format!(
-                        "this role may not change who is in the team ({})",
-                        crate::text::one_line(&e.to_string(), 200)
+                        "{shown} cannot log in: granting the team to it would let every role that is (or becomes) a member of it read and push, not one teammate"
                     ),
                     Some(format!(
-                        "run it as a superuser, a role with CREATEROLE, or one granted {team_shown} WITH ADMIN OPTION (--to postgres://ADMIN@…), or have one run: {verb}"
+                        "grant each teammate's login role (`cairn team grant NAME`); to add a group on purpose, an administrator runs GRANT {team_shown} TO {shown};"
                     )),
+                ));
+            }
+            (!was).then(|| format!("GRANT {} TO {}", quote_ident(&team), quote_ident(role)))
+        }
+        (Action::Revoke, Some(_)) => {
+            let was = direct_member(server, &mut client, &team, role)?;
+            was.then(|| format!("REVOKE {} FROM {}", quote_ident(&team), quote_ident(role)))
+        }
+    };
+    let created = matches!(action, Action::Create { .. });
+    if let Some(sql) = &statement {
+        client.batch_execute(sql).map_err(|e| {
+            let e = if e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+                let (team_whole, whole) = (schema::whole_name(&team), schema::whole_name(role));
+                let (verb, who) = match &action {
+                    Action::Grant => (
+                        format!("GRANT {team_whole} TO {whole};"),
+                        format!("a superuser, a role with CREATEROLE, or one granted {team_shown} WITH ADMIN OPTION"),
+                    ),
+                    Action::Revoke => (
+                        format!("REVOKE {team_whole} FROM {whole};"),
+                        format!("a superuser, a role with CREATEROLE, or one granted {team_shown} WITH ADMIN OPTION"),
+                    ),
+                    // The password stays with whoever makes the role: the SQL leaves it out.
+                    Action::Create { .. } => (
+                        format!("CREATE ROLE {whole} LOGIN PASSWORD '…' IN ROLE {team_whole};"),
+                        "a superuser or a role with CREATEROLE".to_owned(),
+                    ),
+                };
+                server.fail_with_sql(
+                    ErrorKind::Refused,
+                    format!(
+                        "this role may not {} ({})",
+                        if created {
+                            "create roles"
+                        } else {
+                            "change who is in the team"
+                        },
+                        crate::text::one_line(&e.to_string(), 200)
+                    ),
+                    format!(
+                        "run it as {who} (--to postgres://ADMIN@…), or have one run: {verb}"
+                    ),
+                    verb,
                 )
+            } else if created {
+                server.error(e, "cannot make the teammate's role")
             } else {
                 server.error(e, "cannot change the team's members")
+            };
+            // A server's message never quotes a statement; whatever it says, not the verifier.
+            match &action {
+                Action::Create { verifier } => hide(e, verifier),
+                _ => e,
             }
         })?;
     }
@@ -240,13 +395,36 @@ fn change(server: &Server, role: &str, grant: bool) -> Result<TeamMembership> {
         role: crate::text::one_line(role, 120),
         member,
         changed: statement.is_some(),
+        created,
         through: names(through),
         sessions_pushed,
         entries_pushed,
         delete_sql,
         members: names(schema::members(server, &mut client, &team)?),
         may_connect,
+        push_url: grant.then(|| server.url_as(role)),
     })
+}
+
+/// `e` with `secret` cut out of its message and hint.
+fn hide(e: crate::error::Error, secret: &str) -> crate::error::Error {
+    let cut = |t: String| t.replace(secret, "[REDACTED]");
+    match e {
+        crate::error::Error::Team {
+            server,
+            message,
+            kind,
+            hint,
+            sql,
+        } => crate::error::Error::Team {
+            server,
+            message: cut(message),
+            kind,
+            hint: hint.map(cut),
+            sql: sql.map(cut),
+        },
+        other => other,
+    }
 }
 
 /// The team's role as the archive records it, once [`schema::check_team_role`] shows it is one

@@ -109,10 +109,12 @@ fn resumable(e: Error) -> Error {
             message,
             kind: kind @ (ErrorKind::Unavailable | ErrorKind::External | ErrorKind::Busy),
             hint,
+            sql,
         } => Error::Team {
             server,
             message,
             kind,
+            sql,
             hint: Some(format!(
                 "{}the sessions sent before it are kept: `cairn team push` again sends the rest",
                 hint.map(|h| format!("{h}; ")).unwrap_or_default()

@@ -244,22 +244,38 @@ pub struct TeamStatus {
     pub check: TeamCheck,
     /// The schema's version, `None` when no team archive is there yet.
     pub version: Option<i32>,
-    /// The team's role the tables are granted to (schema version 2 and later).
+    /// The team's role the tables are granted to (schema version 2 and later), once the
+    /// catalog shows it is one ([`super::schema::check_team_role`], the check `init`, grant and
+    /// revoke make); `None` when the recorded role fails it ([`TeamStatus::team_role_refused`]).
     pub team_role: Option<String>,
+    /// Why the role `cairn.meta` records (or, with none recorded, the one named after the
+    /// database) is refused as the team's, and what to do: the database's owner may rewrite
+    /// the record, and a role that fails the check is never presented as the team's.
+    pub team_role_refused: Option<TeamRoleRefused>,
     /// `PUBLIC` (every role on the server) may connect to the database.
     pub public_connect: bool,
     /// `PUBLIC` holds a privilege on a table of schema `cairn`.
     pub public_tables: bool,
 }
 
+/// A recorded team's role the catalog check refuses: the role as recorded (cleaned), what is
+/// wrong with it, what to do, and the SQL that sets the record back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamRoleRefused {
+    pub role: String,
+    pub message: String,
+    pub hint: Option<String>,
+    pub sql: Option<String>,
+}
+
 /// [`check`], then what the catalog says of who may connect and read (readable by any role
 /// that connects). The version and the team's role are read from `cairn.meta` as far as this
-/// role may.
+/// role may, and the role checked as grant and revoke check it before presenting it.
 pub fn status(server: &Server) -> Result<TeamStatus> {
     let check = check(server)?;
     let mut client = server.connect(true)?;
     let (public_connect, public_tables) = open_to_all(server, &mut client)?;
-    let (mut version, mut team_role) = (None, None);
+    let (mut version, mut team_role, mut team_role_refused) = (None, None, None);
     if check.archive.is_some() {
         // `check` read the schema's owners and tables first; the version is read again here with
         // the team's role, which version 1 has no column for (so it is read through the row).
@@ -270,12 +286,46 @@ pub fn status(server: &Server) -> Result<TeamStatus> {
             )
             .map_err(|e| server.error(e, "cannot read cairn.meta"))?;
         version = number(&row, 0).and_then(|v| i32::try_from(v).ok());
-        team_role = cell(&row, 1, SHORT_CAP);
+        if version.is_some_and(|v| v >= 2) {
+            // The check reads the role's raw name; what is shown is cleaned.
+            let raw: Option<String> = row.try_get(1).ok().flatten();
+            let raw = match raw {
+                Some(r) => r,
+                None => {
+                    let db: String = client
+                        .query_one("SELECT pg_catalog.current_database()::text", &[])
+                        .and_then(|r| Ok(r.try_get(0)?))
+                        .map_err(|e| server.error(e, "cannot read the database's name"))?;
+                    super::schema::team_role_for(&db)
+                }
+            };
+            let shown = crate::text::one_line(&raw, SHORT_CAP);
+            match super::schema::check_team_role(server, &mut client, &raw) {
+                Ok(()) => team_role = Some(shown),
+                Err(e) => {
+                    team_role_refused = Some(TeamRoleRefused {
+                        role: shown,
+                        hint: e.hint(),
+                        sql: match &e {
+                            crate::error::Error::Team { sql, .. } => sql.clone(),
+                            _ => None,
+                        },
+                        message: match e {
+                            crate::error::Error::Team { message, .. } => message,
+                            other => other.to_string(),
+                        },
+                    });
+                }
+            }
+        } else {
+            team_role = cell(&row, 1, SHORT_CAP);
+        }
     }
     Ok(TeamStatus {
         check,
         version,
         team_role,
+        team_role_refused,
         public_connect,
         public_tables,
     })

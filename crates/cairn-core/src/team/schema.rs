@@ -254,12 +254,14 @@ pub(crate) fn check_team_role(server: &Server, client: &mut Conn, team: &str) ->
         )
         .map_err(|e| server.error(e, "cannot read the team's role"))?;
     let Some(row) = found.first() else {
-        return Err(server.fail(
+        let sql = format!("CREATE ROLE {} NOLOGIN;", whole_name(team));
+        return Err(server.fail_with_sql(
             ErrorKind::NotFound,
             format!("the team's role {shown} does not exist on this server"),
-            Some(format!(
-                "an administrator (a role that may create roles) runs: CREATE ROLE {shown} NOLOGIN; then the database's owner runs `cairn team init` again"
-            )),
+            format!(
+                "an administrator (a role that may create roles) runs: {sql} then the database's owner runs `cairn team init` again"
+            ),
+            sql,
         ));
     };
     // A value that cannot be read counts as the worst case: refused.
@@ -296,16 +298,21 @@ pub(crate) fn check_team_role(server: &Server, client: &mut Conn, team: &str) ->
     if wrong.is_empty() {
         return Ok(());
     }
-    Err(server.fail(
+    Err(server.fail_with_sql(
         ErrorKind::Refused,
         format!(
             "the team's role {shown} {}: every teammate granted it would hold that too, so nothing was changed",
             wrong.join(", ")
         ),
-        Some(
-            "the team's role is one nobody logs in as, granted nothing but this archive; if cairn.meta.team_role was changed, the database's owner runs UPDATE cairn.meta SET team_role = NULL; (the role is then named after the database) and `cairn team init` again, and finds out who changed it (docs/SECURITY.md, \"The team archive\")".into(),
-        ),
+        "the team's role is one nobody logs in as, granted nothing but this archive; if cairn.meta.team_role was changed, the database's owner runs UPDATE cairn.meta SET team_role = NULL; (the role is then named after the database) and `cairn team init` again, and finds out who changed it (docs/SECURITY.md, \"The team archive\")".into(),
+        "UPDATE cairn.meta SET team_role = NULL;".into(),
     ))
+}
+
+/// `name` as SQL a person copies ([`sql_name`] on one line, control characters shown inert,
+/// never cut: a role name is at most 63 bytes).
+pub(crate) fn whole_name(name: &str) -> String {
+    crate::text::printable(&sql_name(name))
 }
 
 /// `name` as an SQL identifier, always quoted (a quote in it doubled), so any role or database
@@ -793,24 +800,26 @@ fn apply(server: &Server, client: &mut Conn) -> Result<(bool, String, bool, Vec<
             } else {
                 format!(
                     " GRANT {} TO {};",
-                    crate::text::one_line(&shown, 80),
+                    whole_name(&team),
                     before
                         .iter()
-                        .map(|r| crate::text::one_line(&sql_name(r), 80))
+                        .map(|r| whole_name(r))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
             };
-            return Err(server.fail(
+            // The statement whole (a name is at most 63 bytes; never cut to fit a line).
+            let sql = format!("CREATE ROLE {} NOLOGIN;{add}", whole_name(&team));
+            return Err(server.fail_with_sql(
                 ErrorKind::Refused,
                 format!(
                     "the team's role {} does not exist, and this role may not create roles",
                     crate::text::one_line(&shown, 80)
                 ),
-                Some(format!(
-                    "an administrator (a role that may create roles) runs: CREATE ROLE {} NOLOGIN;{add} then run `cairn team init` again (docs/SECURITY.md, \"The team archive\")",
-                    crate::text::one_line(&shown, 80)
-                )),
+                format!(
+                    "an administrator (a role that may create roles) runs: {sql} then run `cairn team init` again (docs/SECURITY.md, \"The team archive\")"
+                ),
+                sql,
             ));
         }
     };

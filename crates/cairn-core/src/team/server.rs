@@ -339,6 +339,51 @@ impl Server {
         &self.display
     }
 
+    /// The connection string `user` connects to this team archive with: this server's hosts,
+    /// ports and database (the database as this connection resolved it, so a URL that named
+    /// none still names the same one for them), `user` in place of this connection's user, no
+    /// password and no query (the TLS rule applies to theirs as to this one). Each part is
+    /// percent-encoded where PostgreSQL's URL syntax would read it otherwise (`@`, `:`, `/`,
+    /// `%`, `,`, `?`, spaces, non-ASCII), a socket directory as the host too, an IPv6 address
+    /// in brackets, so the string parses back to the same user, hosts and database. Passed
+    /// through [`Server::scrub`] and the redactor's definite rules last: whatever this
+    /// connection's password is, the text never shows it.
+    pub fn url_as(&self, user: &str) -> String {
+        let ports = self.config.get_ports();
+        let hosts: Vec<String> = self
+            .config
+            .get_hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let host = match h {
+                    Host::Tcp(name) => match name.parse::<std::net::Ipv6Addr>() {
+                        Ok(v6) => format!("[{v6}]"),
+                        Err(_) => percent_encode(name),
+                    },
+                    Host::Unix(path) => percent_encode(&path.to_string_lossy()),
+                };
+                let port = match ports {
+                    [one] => *one,
+                    many => many.get(i).copied().unwrap_or(5432),
+                };
+                format!("{host}:{port}")
+            })
+            .collect();
+        let own = self.config.get_user().unwrap_or("");
+        let db = self.config.get_dbname().unwrap_or(own);
+        let url = format!(
+            "postgres://{}@{}/{}",
+            percent_encode(user),
+            hosts.join(","),
+            percent_encode(db)
+        );
+        let url = self.scrub(&url);
+        crate::archive::redact::Redactor::global()
+            .redact_definite(&url)
+            .into_owned()
+    }
+
     /// Whether connections use TLS (always for a host that is not loopback).
     pub fn tls(&self) -> bool {
         self.tls
@@ -411,6 +456,7 @@ impl Server {
             message: crate::text::one_line(&self.scrub(&format!("{doing}: {detail}")), 500),
             kind,
             hint,
+            sql: None,
         }
     }
 
@@ -421,6 +467,26 @@ impl Server {
             message: self.scrub(&message),
             kind,
             hint,
+            sql: None,
+        }
+    }
+
+    /// [`Server::fail`] for a refusal someone clears by running `sql` (the hint says who): the
+    /// statement travels as its own field, so the desktop offers it to copy without reading
+    /// the hint's wording. It names roles and Cairn's tables, never a password.
+    pub fn fail_with_sql(
+        &self,
+        kind: ErrorKind,
+        message: String,
+        hint: String,
+        sql: String,
+    ) -> Error {
+        Error::Team {
+            server: self.display.clone(),
+            message: self.scrub(&message),
+            kind,
+            hint: Some(hint),
+            sql: Some(self.scrub(&sql)),
         }
     }
 
@@ -513,6 +579,7 @@ fn invalid(message: &str, hint: String) -> Error {
         message: message.to_owned(),
         kind: ErrorKind::Invalid,
         hint: Some(hint),
+        sql: None,
     }
 }
 
@@ -631,6 +698,20 @@ fn timeout_from(value: Option<&str>) -> Result<Duration> {
             ),
         )),
     }
+}
+
+/// `text` as one part of a connection string: every byte that is not an ASCII letter, digit or
+/// one of `-._~` written `%XX`, so no part can end early or be read as another.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn scrub_text(text: &str, secrets: &[String]) -> String {
@@ -896,5 +977,113 @@ mod tests {
             "{}",
             s.password_from
         );
+    }
+
+    /// The connection string a new teammate is told to push with: their user in place of the
+    /// administrator's, every part that URL syntax would read otherwise percent-encoded, so it
+    /// parses back to the same user, hosts, ports and database; never the administrator's
+    /// password, wherever it came from; through the redactor's definite rules.
+    #[test]
+    fn the_teammates_url_keeps_every_part_whole_and_no_password() {
+        let admin = |url: &str| resolve(Some(url), None, None).unwrap();
+        let tcp = admin("postgres://admin@db.example:6543/team");
+        for (user, written) in [
+            ("ana", "ana"),
+            ("a@b", "a%40b"),
+            ("a:b", "a%3Ab"),
+            ("a/b", "a%2Fb"),
+            ("50%", "50%25"),
+            ("a b", "a%20b"),
+            ("émile", "%C3%A9mile"),
+            ("a,b?c#d", "a%2Cb%3Fc%23d"),
+            ("o'brien\"", "o%27brien%22"),
+        ] {
+            let url = tcp.url_as(user);
+            assert_eq!(
+                url,
+                format!("postgres://{written}@db.example:6543/team"),
+                "{user:?}"
+            );
+            let back = Config::from_str(&url).unwrap();
+            assert_eq!(back.get_user(), Some(user), "{url}");
+            assert_eq!(back.get_dbname(), Some("team"), "{url}");
+            assert_eq!(back.get_ports(), [6543], "{url}");
+            assert!(back.get_password().is_none(), "{url}");
+        }
+        // Hosts and databases as hostile: a socket directory, IPv6, two hosts, a database
+        // name holding what ends a URL's path.
+        for (given, hosts, ports, db, written) in [
+            (
+                "postgres://admin@%2Fvar%2Frun%2Fpostgresql/team",
+                vec![Host::Unix("/var/run/postgresql".into())],
+                vec![5432],
+                "team",
+                "postgres://ana@%2Fvar%2Frun%2Fpostgresql:5432/team",
+            ),
+            (
+                "postgres://admin@[::1]:5433/team",
+                vec![Host::Tcp("::1".into())],
+                vec![5433],
+                "team",
+                "postgres://ana@[::1]:5433/team",
+            ),
+            (
+                "postgres://admin@h1:1,h2:2/team",
+                vec![Host::Tcp("h1".into()), Host::Tcp("h2".into())],
+                vec![1, 2],
+                "team",
+                "postgres://ana@h1:1,h2:2/team",
+            ),
+            (
+                "postgres://admin@localhost/my%20db%3F%40x",
+                vec![Host::Tcp("localhost".into())],
+                vec![5432],
+                "my db?@x",
+                "postgres://ana@localhost:5432/my%20db%3F%40x",
+            ),
+            // No database named: the administrator's resolved one (their user), not the
+            // teammate's name, which PostgreSQL would take instead.
+            (
+                "postgres://admin@localhost",
+                vec![Host::Tcp("localhost".into())],
+                vec![5432],
+                "admin",
+                "postgres://ana@localhost:5432/admin",
+            ),
+        ] {
+            let url = admin(given).url_as("ana");
+            assert_eq!(url, written, "{given}");
+            let back = Config::from_str(&url).unwrap();
+            assert_eq!(back.get_hosts(), hosts.as_slice(), "{url}");
+            assert_eq!(back.get_ports(), ports.as_slice(), "{url}");
+            assert_eq!(back.get_dbname(), Some(db), "{url}");
+        }
+        // The administrator's password in CAIRN_TEAM_URL, or PGPASSWORD: in no teammate's URL,
+        // not even when the name asked for is the password itself.
+        let secret = "S3cret-pw-4f9a";
+        for server in [
+            resolve(
+                None,
+                Some(format!("postgres://admin:{secret}@db.example/team")),
+                None,
+            )
+            .unwrap(),
+            resolve(
+                Some("postgres://admin@db.example/team"),
+                None,
+                Some(secret.into()),
+            )
+            .unwrap(),
+        ] {
+            for user in ["ana", secret] {
+                let url = server.url_as(user);
+                assert!(!url.contains(secret), "{url}");
+            }
+        }
+        // A name shaped as a token is a token to the redactor, here as in any message.
+        let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+        let url = tcp.url_as(token);
+        assert!(!url.contains("ghp_0123"), "{url}");
+        assert!(url.contains("[REDACTED"), "{url}");
     }
 }

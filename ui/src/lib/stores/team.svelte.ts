@@ -45,12 +45,13 @@ export type TeamApi = Pick<
   | 'teamShow'
 >;
 
-/** The SQL an administrator runs, as a refused set-up's hint gives it (`… runs: SQL then run
- * `cairn team init` again): the team's role is missing and this user may not create it. Null
- * when the hint holds none. */
-export function adminSql(hint: string | null | undefined): string | null {
-  const m = /runs: (.+?) then run/.exec(hint ?? '');
-  return m?.[1]?.trim() ?? null;
+/** The SQL that clears a refused administrator's command (`team_init`, `team_grant`,
+ * `team_revoke`): the core sends it as the error's own `sql` field (`AdminError`), whole, so
+ * nothing here reads the hint's wording. Null when the error carries none. */
+export function adminSql(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const sql = (error as { sql?: unknown }).sql;
+  return typeof sql === 'string' && sql.trim() !== '' ? sql : null;
 }
 
 /** What a set-up did, in one sentence. */
@@ -180,6 +181,9 @@ export class TeamStore {
   /** The administrator's set-up (`cairn team init`) and membership changes. */
   init = new Resource<TeamInit>();
   membership = new Resource<TeamMembership>();
+  /** The SQL that clears the shown refusal of the set-up, or of a grant or revoke (`adminSql`). */
+  initSql: string | null = $state(null);
+  memberSql: string | null = $state(null);
   /** Whether the membership shown was a grant (else a revoke). */
   granted = $state(true);
   /** The role typed to add or take out. */
@@ -277,7 +281,14 @@ export class TeamStore {
   /** "Set up or bring up" the team archive, as the saved user (its database's owner). */
   async initArchive(): Promise<void> {
     this.membership.reset();
-    await this.init.load(() => this.#api.teamInit());
+    this.memberSql = null;
+    let sql: string | null = null;
+    const kept = await this.init.load(async () => {
+      const outcome = await this.#api.teamInit();
+      sql = outcome.status === 'error' ? adminSql(outcome.error) : null;
+      return outcome;
+    });
+    if (kept) this.initSql = this.init.status === 'error' ? sql : null;
   }
 
   /** Add `role` to the team (`grant`), or take it out. The set-up shown is read again after a
@@ -286,7 +297,13 @@ export class TeamStore {
     const name = role.trim();
     if (!name) return;
     this.granted = grant;
-    await this.membership.load(() => (grant ? this.#api.teamGrant(name) : this.#api.teamRevoke(name)));
+    let sql: string | null = null;
+    const kept = await this.membership.load(async () => {
+      const outcome = await (grant ? this.#api.teamGrant(name) : this.#api.teamRevoke(name));
+      sql = outcome.status === 'error' ? adminSql(outcome.error) : null;
+      return outcome;
+    });
+    if (kept) this.memberSql = this.membership.status === 'error' ? sql : null;
     const done = this.membership.data;
     if (this.membership.status === 'ready' && done && this.init.data) {
       const outside = grant ? this.init.data.outside.filter((r) => r !== done.role) : this.init.data.outside;

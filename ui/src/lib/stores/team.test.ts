@@ -248,15 +248,17 @@ describe('team setup', () => {
       server: 'postgres://owner@db:5432/team', created: true, version: 2, archive_id: 'x', owner: 'owner', role: 'owner',
       team_role: 'team_members', team_role_created: true, members: [], added: [], outside: ['ben'],
     };
-    const hint = 'an administrator (a role that may create roles) runs: CREATE ROLE team_members NOLOGIN; GRANT team_members TO ana; then run `cairn team init` again (docs/SECURITY.md, "The team archive")';
-    expect(adminSql(hint)).toBe('CREATE ROLE team_members NOLOGIN; GRANT team_members TO ana;');
+    // The refusal's typed field, never the hint's wording.
+    const sql = 'CREATE ROLE team_members NOLOGIN; GRANT team_members TO ana;';
+    expect(adminSql({ kind: 'refused', message: 'm', hint: `an administrator runs: ${sql} then run it again`, sql })).toBe(sql);
+    expect(adminSql({ kind: 'refused', message: 'm', hint: `an administrator runs: ${sql} then run it again`, sql: null })).toBeNull();
     expect(adminSql('check the user')).toBeNull();
     expect(adminSql(null)).toBeNull();
     expect(initSummary(made)).toContain("made the team's role team_members now");
     expect(initSummary({ ...made, team_role_created: false, created: false })).toMatch(/^Checked .* the team is role team_members/);
     const grant = vi.fn(async () =>
       ok({ server: 's', team_role: 'team_members', role: 'ben', member: true, changed: true, through: [], sessions_pushed: 0,
-        entries_pushed: 0, delete_sql: null, members: ['ben'], may_connect: true } as TeamMembership),
+        entries_pushed: 0, delete_sql: null, members: ['ben'], may_connect: true, created: false, push_url: null } as TeamMembership),
     );
     const team = new TeamStore(fakeApi({ teamInit: vi.fn(async () => ok(made)), teamGrant: grant } as Partial<TeamApi>));
     await team.initArchive();
@@ -272,8 +274,8 @@ describe('team setup', () => {
 
   it('says what a revoke changed and what stays', () => {
     const m: TeamMembership = {
-      server: 's', team_role: 'team_members', role: 'ben', member: false, changed: true, through: [], sessions_pushed: 3,
-      entries_pushed: 1, delete_sql: "DELETE FROM cairn.sessions WHERE publisher = 'ben';", members: [], may_connect: false,
+      server: 's', team_role: 'team_members', role: 'ben', member: false, changed: true, created: false, through: [], sessions_pushed: 3,
+      entries_pushed: 1, delete_sql: "DELETE FROM cairn.sessions WHERE publisher = 'ben';", members: [], may_connect: false, push_url: null,
     };
     expect(membershipSummary(m, false)).toMatch(/^Took ben out of the team\. They can no longer connect.*Their 3 pushed sessions and 1 Recall entry stay/);
     expect(membershipSummary({ ...m, changed: false }, false)).toMatch(/^ben was not a member: nothing changed\. Their 3 pushed/);
@@ -290,8 +292,8 @@ describe('team setup', () => {
 
   it('says a grant lets the teammate connect only when the server says they may', () => {
     const m: TeamMembership = {
-      server: 's', team_role: 'team_members', role: 'ben', member: true, changed: true, through: [], sessions_pushed: 0,
-      entries_pushed: 0, delete_sql: null, members: ['ben'], may_connect: true,
+      server: 's', team_role: 'team_members', role: 'ben', member: true, changed: true, created: false, through: [], sessions_pushed: 0,
+      entries_pushed: 0, delete_sql: null, members: ['ben'], may_connect: true, push_url: 'postgres://ben@db:5432/team',
     };
     expect(membershipSummary(m, true)).toBe("Added ben to the team: they may now connect, read everyone's records and push their own.");
     // The team's role lost CONNECT on the database since the set-up granted it.
