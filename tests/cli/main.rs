@@ -5,6 +5,8 @@
 mod agents;
 mod archive;
 mod branch;
+mod doctor_paths;
+mod doctor_truth;
 mod errors;
 mod export;
 mod extract;

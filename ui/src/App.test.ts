@@ -457,7 +457,14 @@ describe('session', () => {
     const aside = [
       { path: '/d/cairn.db.damaged-20260101T000000Z', sessions: 1, fate: 'removed', why: null },
       { path: '/d/cairn.db.rebuilding', sessions: 0, fate: 'deleted', why: null },
-      { path: "/d/it's\u202E.damaged", sessions: 1, fate: 'holds', why: 'its schema (version 3) is not the archive’s (48)' },
+      {
+        path: "/d/it's\u202E.damaged",
+        // As the core writes it: the file itself, its hidden character escaped.
+        rm: "rm -f $'/d/it\\'s\\xe2\\x80\\xae.damaged' $'/d/it\\'s\\xe2\\x80\\xae.damaged-wal' $'/d/it\\'s\\xe2\\x80\\xae.damaged-shm'",
+        sessions: 1,
+        fate: 'holds',
+        why: 'its schema (version 3) is not the archive’s (48)',
+      },
     ];
     mockIPC(
       async (cmd, args) => {
@@ -480,7 +487,7 @@ describe('session', () => {
     expect(lines).toEqual([
       'Also removed from a database a rebuild set aside: /d/cairn.db.damaged-20260101T000000Z.',
       'Also deleted: /d/cairn.db.rebuilding, left by a rebuild that did not finish (a half-made copy of the archive).',
-      "/d/it's.damaged, set aside by a rebuild, cannot be cleaned: it holds this session (its schema (version 3) is not the archive’s (48)). Delete it once the rebuilt archive is checked: rm -f '/d/it'\\''s.damaged' '/d/it'\\''s.damaged'-wal '/d/it'\\''s.damaged'-shm",
+      "/d/it's.damaged, set aside by a rebuild, cannot be cleaned: it holds this session (its schema (version 3) is not the archive’s (48)). Delete it once the rebuilt archive is checked: rm -f $'/d/it\\'s\\xe2\\x80\\xae.damaged' $'/d/it\\'s\\xe2\\x80\\xae.damaged-wal' $'/d/it\\'s\\xe2\\x80\\xae.damaged-shm'",
     ]);
     // Said before the button that forgets.
     expect(one(target, 'forget-confirm')).not.toBeNull();

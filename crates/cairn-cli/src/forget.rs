@@ -199,31 +199,19 @@ fn describe(out: &mut impl Write, plan: &ForgetPlan, heading: &str) -> std::io::
 /// The heading of a forget's list before it is confirmed.
 const WOULD: &str = "Would forget";
 
-/// The shell words that delete the database `path` with its `-wal` and `-shm`: the file the
-/// core named, never its cleaned form, which names another file once cleaning changed it (a
-/// folder `da\x1b[31mta` cleans to `data`): each name as [`cairn_core::text::shell_quoted`]
-/// writes it, the line saying so when that is a `$'…'` word only bash and zsh read. A name
-/// holding U+FFFD may be one that is not UTF-8, shown lossily by the core: no words here name
-/// it for sure, so none are given. Whatever is returned, [`clean`] leaves as it is.
-fn rm_line(path: &str) -> String {
-    if path.contains(char::REPLACEMENT_CHARACTER) {
-        return "with its -wal and -shm files, by hand (its name may hold bytes that are not \
-                text, which no command written here would name for sure)"
-            .to_owned();
-    }
-    let word = |p: &str| cairn_core::text::shell_quoted(p);
-    let rm = format!(
-        "rm -f {} {} {}",
-        word(path),
-        word(&format!("{path}-wal")),
-        word(&format!("{path}-shm"))
-    );
-    if word(path).starts_with('$') {
+/// The command that deletes a database set aside with its `-wal` and `-shm`: the core's
+/// ([`ForgetSetAside::rm`]), which names the file itself byte for byte, never its cleaned or
+/// lossy form (a folder `da\x1b[31mta` cleans to `data`, another folder; one whose name is not
+/// UTF-8 shows as another name). When that takes `$'…'` words, which only bash and zsh read, the
+/// line says so. Whatever is returned, [`clean`] leaves as it is.
+fn rm_line(aside: &ForgetSetAside) -> String {
+    let rm = &aside.rm;
+    if rm.contains("$'") {
         format!(
-            "in bash or zsh (its name holds characters a terminal does not show, written as \\x escapes): {rm}"
+            "in bash or zsh (its name holds characters a terminal does not show, or bytes that are not UTF-8, written as \\x escapes): {rm}"
         )
     } else {
-        rm
+        rm.clone()
     }
 }
 
@@ -279,7 +267,7 @@ fn set_aside_planned(out: &mut impl Write, planned: &[ForgetSetAside]) -> std::i
                 "  {} {held} ({}): {}",
                 clean(&a.path),
                 clean(a.why.as_deref().unwrap_or("")),
-                rm_line(&a.path)
+                rm_line(a)
             )?;
         }
     }
@@ -459,7 +447,7 @@ fn set_aside(out: &mut impl Write, aside: &ForgetSetAside) -> std::io::Result<()
     let why = clean(aside.why.as_deref().unwrap_or(""));
     let fix = format!(
         "delete it once the rebuilt archive is checked: {}",
-        rm_line(&aside.path)
+        rm_line(aside)
     );
     match aside.fate {
         SetAsideFate::Removed => writeln!(

@@ -275,9 +275,15 @@ enum Command {
         command: EmbeddingsCommand,
     },
     /// Check config.toml (first: doctor runs even when it does not load, and names the line),
-    /// source dirs, the data dir (who can read it; every database page), agents' retention
-    /// settings and hooks.
-    Doctor,
+    /// source dirs, the data dir (who can read it; every database page; what rebuilds left),
+    /// what syncs could not read, the model servers configured, Recall, agents' retention
+    /// settings and hooks. Contacts nothing unless --probe.
+    Doctor {
+        /// Also connect to each model server config.toml names (a TCP connection, nothing sent,
+        /// 2 s at most each) to say whether anything answers there.
+        #[arg(long)]
+        probe: bool,
+    },
     /// Serve the archive and Recall to one agent session as MCP tools over stdin/stdout
     /// (skim, show, search, why, recall_query, recall_brief, recall_propose, recall_feedback).
     /// Reads only, except proposals, feedback and the ledger of Recall queries. -C sets the
@@ -1352,9 +1358,10 @@ fn run(cli: Cli, stdout_failed: &std::cell::Cell<Option<std::io::ErrorKind>>) ->
         }
         // Served above, before stdout is locked.
         Command::Mcp { command: None } => {}
-        Command::Doctor => {
+        Command::Doctor { probe } => {
             let dir = data_dir(g)?;
-            let report = Cairn::doctor_at(&dir)
+            let options = cairn_core::doctor::DoctorOptions { probe };
+            let report = Cairn::doctor_at_with(&dir, &options)
                 .with_context(|| format!("cannot open the archive in {}", dir.display()))?;
             if g.json {
                 render::json(out, &report)?;

@@ -8,8 +8,11 @@ use crate::archive::Agent;
 use crate::archive::discover::{self, DirAccess, DirOrigin, SourceDir};
 use crate::config::Config;
 
+pub(crate) mod endpoints;
+pub(crate) mod recall;
 pub(crate) mod set_aside;
 pub(crate) mod space;
+pub(crate) mod warnings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -44,6 +47,15 @@ impl DoctorReport {
             Status::Ok
         }
     }
+}
+
+/// What a doctor run may do beyond reading: by default nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DoctorOptions {
+    /// Connect to each model server `config.toml` names, to say whether anything answers there
+    /// (`cairn doctor --probe`; [`endpoints::connect`]). Off by default: doctor contacts no one
+    /// unless asked.
+    pub probe: bool,
 }
 
 fn check(name: impl Into<String>, status: Status, detail: impl Into<String>) -> Check {
@@ -236,80 +248,6 @@ fn source_dir(dir: &SourceDir, access: &DirAccess, file_ok: bool) -> (Status, St
     }
 }
 
-/// The model servers `config.toml` names (extraction's, insights', an embeddings endpoint):
-/// each one's address as it may be shown, whether it is this machine's, and whether the key
-/// variable it names is set here. Read from the file only: doctor contacts no server
-/// (`cairn recall extract doctor` tries extraction's with real calls). None when none is set.
-pub(crate) fn endpoint_checks(config: &crate::config::Config) -> Vec<Check> {
-    let mut named: Vec<(String, &str, &str)> = config
-        .recall
-        .extract
-        .servers
-        .iter()
-        .map(|(name, s)| {
-            (
-                format!("recall.extract.servers.{name}"),
-                s.endpoint.as_str(),
-                s.api_key_env.as_str(),
-            )
-        })
-        .collect();
-    if let Some(url) = &config.insights.endpoint {
-        let key = config.insights.api_key_env.as_deref().unwrap_or_default();
-        named.push(("insights".into(), url, key));
-    }
-    if config.embeddings.provider == crate::config::EmbeddingsProvider::Endpoint
-        && let Some(url) = &config.embeddings.endpoint
-    {
-        let key = config.embeddings.api_key_env.as_deref().unwrap_or_default();
-        named.push(("embeddings".into(), url, key));
-    }
-    named
-        .into_iter()
-        .map(|(section, url, key_var)| {
-            let name = format!("endpoint {section}");
-            let endpoint = match crate::llm::Endpoint::parse(url) {
-                Ok(e) => e,
-                Err(why) => {
-                    return check(
-                        name,
-                        Status::Fail,
-                        format!("[{section}] endpoint is not usable: {why}; correct it in config.toml"),
-                    );
-                }
-            };
-            let place = if endpoint.is_loopback() {
-                "on this machine"
-            } else {
-                "another machine: redacted text is sent there"
-            };
-            let shown = endpoint.redacted();
-            if let Some(why) = crate::llm::endpoint::key_variable_problem(key_var) {
-                return check(
-                    name,
-                    Status::Fail,
-                    format!("[{section}] api_key_env {why}; correct it in config.toml"),
-                );
-            }
-            match key_var {
-                "" => check(name, Status::Ok, format!("{shown} ({place}), no API key")),
-                var if std::env::var_os(var).is_some_and(|v| !v.is_empty()) => check(
-                    name,
-                    Status::Ok,
-                    format!("{shown} ({place}), the API key from ${var}"),
-                ),
-                var => check(
-                    name,
-                    Status::Warn,
-                    format!(
-                        "{shown} ({place}): the API key variable ${var} is not set here; export it in the environment that runs Cairn"
-                    ),
-                ),
-            }
-        })
-        .collect()
-}
-
 /// An agent's cleanup against what Cairn captured: a warning when it deletes uncaptured
 /// transcripts within seven days (with the command that captures them) or its setting is off.
 pub(crate) fn retention_check(c: &crate::archive::retention::RetentionCheck) -> Check {
@@ -353,7 +291,7 @@ fn mcp_check(status: &crate::hooks::mcp_config::McpStatus, archive: Option<&Path
     let agent = status.agent;
     let path = status.path.display();
     let named = |dir: Option<&Path>| match dir {
-        Some(dir) => format!("the archive in {}", dir.display()),
+        Some(dir) => format!("the archive in {}", shown(dir)),
         None => "the archive at the default place".to_owned(),
     };
     match (&status.problem, &status.command) {
@@ -474,10 +412,10 @@ pub(crate) fn damaged(db: &Path, problems: &str) -> Check {
         Status::Fail,
         format!(
             "{} is damaged (quick_check: {}). Run `cairn reindex --from-copies`: it rebuilds the archive from the retained copies, those of transcripts the agents deleted too, and moves the damaged file aside (never deletes it), carrying over what only the database held (Recall's entries with your reviews, forget tombstones, your links) as far as it still reads and naming what it could not; then `cairn sync` reads what the transcripts gained since. It reads each table up to its first damaged page; SQLite's `.recover` reads past them: to try that instead, copy the data dir aside first (`cp -a {} {}`) and recover what SQLite still can read (`sqlite3 {} .recover | sqlite3 recovered.db`, then put recovered.db in place of cairn.db and delete cairn.db-wal and cairn.db-shm)",
-            db.display(),
+            shown(db),
             crate::text::excerpt(problems, 400),
             quoted(dir),
-            quoted(Path::new(&format!("{}.bak", dir.display()))),
+            quoted(&set_aside::with_suffix(dir, ".bak")),
             quoted(db),
         ),
     )
@@ -597,7 +535,7 @@ pub(crate) fn no_archive(data_dir: &Path) -> Check {
         Status::Warn,
         format!(
             "{} {made} and holds no archive ({} is missing or empty): nothing is captured there. `cairn sync`, with the same --data-dir or $CAIRN_DATA_DIR, makes it (or check the one you meant); doctor created nothing",
-            data_dir.display(),
+            shown(data_dir),
             crate::store::DB_FILE,
         ),
     )
@@ -657,13 +595,13 @@ pub(crate) fn permissions(data_dir: &Path) -> Check {
         return check(
             "data dir permissions",
             Status::Ok,
-            format!("{} and everything in it: owner only", data_dir.display()),
+            format!("{} and everything in it: owner only", shown(data_dir)),
         );
     }
     let shown: Vec<String> = loose
         .iter()
         .take(5)
-        .map(|(path, mode)| format!("{} (mode {mode:o})", path.display()))
+        .map(|(path, mode)| format!("{} (mode {mode:o})", shown(path)))
         .collect();
     let more = match loose.len() {
         n if n > shown.len() => format!(" and {} more", n - shown.len()),
@@ -680,10 +618,60 @@ pub(crate) fn permissions(data_dir: &Path) -> Check {
     )
 }
 
-/// `path` as one shell word for the commands a fix suggests: the path itself, never its cleaned
-/// form (which would name another file), `$'…'` where a terminal would not show it as it is.
-fn quoted(path: &Path) -> String {
-    crate::text::shell_quoted(&path.display().to_string())
+/// `path` as one shell word for the commands a fix suggests: the path itself, byte for byte,
+/// never its cleaned form nor its lossy one (either would name another file). Each run of UTF-8
+/// text is written as [`crate::text::shell_quoted`] writes it (`$'…'` where a terminal would not
+/// show it as it is); each byte that is not UTF-8 (a folder named in another encoding) as a
+/// `$'\xNN'` part of the same word, which bash and zsh read back as that byte.
+pub(crate) fn quoted(path: &Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::fmt::Write as _;
+        use std::os::unix::ffi::OsStrExt as _;
+        let mut word = String::new();
+        // Whether the word ends with the `$'…'` part of bytes that are not UTF-8, which the
+        // next such bytes join.
+        let mut in_bytes = false;
+        for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+            if !chunk.valid().is_empty() {
+                word.push_str(&crate::text::shell_quoted(chunk.valid()));
+                in_bytes = false;
+            }
+            if !chunk.invalid().is_empty() {
+                if in_bytes {
+                    word.pop();
+                } else {
+                    word.push_str("$'");
+                }
+                in_bytes = true;
+                for b in chunk.invalid() {
+                    let _ = write!(word, "\\x{b:02x}");
+                }
+                word.push('\'');
+            }
+        }
+        if word.is_empty() {
+            word.push_str("''");
+        }
+        word
+    }
+    #[cfg(not(unix))]
+    {
+        crate::text::shell_quoted(&path.to_string_lossy())
+    }
+}
+
+/// `path` as a person reads it: the path itself when it is UTF-8 text; else its lossy form
+/// (each run of bytes that are not text shown as U+FFFD), saying so, since that is not the
+/// file's name and typing it names another file. A fix's command names it with [`quoted`].
+pub(crate) fn shown(path: &Path) -> String {
+    match path.to_str() {
+        Some(text) => text.to_owned(),
+        None => format!(
+            "{} (a name that is not UTF-8: each \u{FFFD} stands for bytes that are not text)",
+            path.to_string_lossy()
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -698,6 +686,22 @@ mod tests {
         let odd = quoted(Path::new("/h/da\u{1b}[31mta/cairn.db"));
         assert_eq!(odd, "$'/h/da\\x1b\\x5b\\x33\\x31\\x6dta/cairn.db'");
         assert_eq!(crate::text::printable(&odd), odd);
+    }
+
+    /// A folder named in another encoding than UTF-8: its command names it byte for byte (the
+    /// bytes that are not text as `$'\xNN'` parts of the same word), and its shown name says it
+    /// is not the file's.
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_quoted_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let odd = Path::new(std::ffi::OsStr::from_bytes(b"/h/da\xff\xfeta/cairn.db"));
+        assert_eq!(quoted(odd), "'/h/da'$'\\xff\\xfe''ta/cairn.db'");
+        assert_eq!(
+            shown(odd),
+            "/h/da\u{FFFD}\u{FFFD}ta/cairn.db (a name that is not UTF-8: each \u{FFFD} stands for bytes that are not text)"
+        );
+        assert_eq!(shown(Path::new("/h/data")), "/h/data");
     }
 
     /// A source dir the OS will not show fails, in the words a sync warns with, and counts as

@@ -47,6 +47,7 @@ mod extract_setup;
 mod extract_standing;
 mod floors;
 mod forget;
+mod forget_plan;
 mod insights;
 mod insights_search;
 mod manifest_privacy;

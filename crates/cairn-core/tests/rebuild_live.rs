@@ -180,6 +180,7 @@ fn a_forget_after_a_rebuild_forgets_in_the_new_database() {
         forgotten.set_aside,
         [ForgetSetAside {
             path: aside.display().to_string(),
+            rm: format!("rm -f '{0}' '{0}-wal' '{0}-shm'", aside.display()),
             sessions: 1,
             fate: SetAsideFate::Removed,
             why: None,
@@ -508,6 +509,7 @@ fn what_a_rebuild_that_did_not_finish_left_is_named_and_forgotten_with_the_rest(
     };
     let deleted = ForgetSetAside {
         path: building.display().to_string(),
+        rm: format!("rm -f '{0}' '{0}-wal' '{0}-shm'", building.display()),
         sessions: 0,
         fate: SetAsideFate::Deleted,
         why: None,

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{Check, Status, check as made, quoted, space};
+use super::{Check, Status, check as made, quoted, shown, space};
 use crate::archive::capture::{CaptureLock, LockGuard};
 use crate::archive::store::DB_FILE;
 use crate::store::{REBUILT, SWAP_MARK};
@@ -64,7 +64,7 @@ pub(crate) fn list(data_dir: &Path) -> Vec<SetAside> {
 }
 
 /// `path` with `suffix` after its name (SQLite's `-wal`, `-shm`).
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
@@ -102,10 +102,20 @@ pub(crate) fn unfinished(data_dir: &Path) -> Vec<SetAside> {
 /// file that would not go and why.
 pub(crate) fn remove_unfinished(
     data_dir: &Path,
+    held: &LockGuard<'_>,
+) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
+    remove_unfinished_where(data_dir, held, &|_| true)
+}
+
+/// [`remove_unfinished`] of the files `chosen` takes only (a forget's plan names those it
+/// deletes); a stray `-wal` or `-shm` goes with `cairn.db.rebuilding` only when that is chosen.
+pub(crate) fn remove_unfinished_where(
+    data_dir: &Path,
     _held: &LockGuard<'_>,
+    chosen: &dyn Fn(&Path) -> bool,
 ) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
     let mut removed = Vec::new();
-    for left in unfinished(data_dir) {
+    for left in unfinished(data_dir).into_iter().filter(|a| chosen(&a.path)) {
         for file in [
             with_suffix(&left.path, "-wal"),
             with_suffix(&left.path, "-shm"),
@@ -119,7 +129,10 @@ pub(crate) fn remove_unfinished(
         removed.push(left.path);
     }
     // A `-wal` or `-shm` whose database is gone already (a stop between two removals).
-    for suffix in ["-wal", "-shm"] {
+    for suffix in ["-wal", "-shm"]
+        .into_iter()
+        .filter(|_| chosen(&data_dir.join(BUILDING)))
+    {
         let side = with_suffix(&data_dir.join(BUILDING), suffix);
         match std::fs::remove_file(&side) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err((side, e)),
@@ -134,12 +147,32 @@ pub(crate) fn remove_unfinished(
 
 /// The check of what a rebuild that did not finish left ([`unfinished`]). `busy`: another
 /// process held the capture lock when doctor looked, so a rebuild may be making these files
-/// now. `None` when there are none.
-pub(crate) fn unfinished_check(found: &[SetAside], busy: bool, now: SystemTime) -> Option<Check> {
+/// now. `archive_missing`: the data dir holds no `cairn.db` (then a whole `cairn.db.rebuilt`
+/// can stand in its place, which is said). `None` when there are none.
+pub(crate) fn unfinished_check(
+    found: &[SetAside],
+    busy: bool,
+    now: SystemTime,
+    archive_missing: bool,
+) -> Option<Check> {
     if found.is_empty() {
         return None;
     }
     let each = described(found, now);
+    // With no archive beside it, a whole rebuilt one saves running the rebuild again.
+    let whole = found
+        .iter()
+        .find(|a| a.path.file_name().is_some_and(|n| n == REBUILT))
+        .filter(|_| archive_missing && !busy)
+        .map(|a| {
+            let db = a.path.with_file_name(DB_FILE);
+            format!(
+                " With no {DB_FILE} here, the whole rebuilt one can take its place instead: `mv {} {}`",
+                quoted(&a.path),
+                quoted(&db)
+            )
+        })
+        .unwrap_or_default();
     let rm: Vec<String> = found
         .iter()
         .flat_map(|a| {
@@ -157,7 +190,7 @@ pub(crate) fn unfinished_check(found: &[SetAside], busy: bool, now: SystemTime) 
         )
     } else {
         format!(
-            "{}: left by a rebuild from the copies that did not finish (killed, or stopped). It is no archive's, only a half-made copy, but holds the text of every session read into it, forgotten ones too. The next `cairn sync`, `cairn forget` or `cairn reindex --from-copies` removes it; to remove it now: `rm -f {}`",
+            "{}: left by a rebuild from the copies that did not finish (killed, or stopped). It is no archive's, only a half-made copy, but holds the text of every session read into it, forgotten ones too. The next `cairn sync`, `cairn forget` or `cairn reindex --from-copies` removes it; to remove it now: `rm -f {}`.{whole}",
             each.join(", "),
             rm.join(" ")
         )
@@ -167,14 +200,47 @@ pub(crate) fn unfinished_check(found: &[SetAside], busy: bool, now: SystemTime) 
 
 /// Doctor's check of what a rebuild that did not finish left in `data_dir`
 /// ([`unfinished_check`]), the capture lock tried (and let go at once) to tell a rebuild
-/// under way from one that stopped.
+/// under way from one that stopped. Made whether or not `cairn.db` is there: a rebuild of a
+/// lost archive leaves the same files.
 pub(crate) fn check_unfinished(data_dir: &Path, now: SystemTime) -> Option<Check> {
     let found = unfinished(data_dir);
     if found.is_empty() {
         return None;
     }
     let busy = lock_held_elsewhere(data_dir);
-    unfinished_check(&found, busy, now)
+    unfinished_check(&found, busy, now, archive_missing(data_dir))
+}
+
+/// Whether `data_dir` holds no archive and none is on its way into place: no `cairn.db` with
+/// anything in it, and no rebuilt one a swap is putting there ([`swap_pending`]).
+pub(crate) fn archive_missing(data_dir: &Path) -> bool {
+    !std::fs::metadata(data_dir.join(DB_FILE)).is_ok_and(|m| m.len() > 0)
+        && swap_pending(data_dir).is_none()
+}
+
+/// A whole rebuilt database a swap is putting in `cairn.db`'s place (`cairn.db.rebuilt` with
+/// `cairn.db.swap` beside it: a rebuild stopped mid-swap). Whoever opens the archive for writing
+/// next finishes the swap ([`crate::store::finish_swap`]).
+pub(crate) fn swap_pending(data_dir: &Path) -> Option<SetAside> {
+    if !data_dir.join(SWAP_MARK).exists() {
+        return None;
+    }
+    found_with_sides(data_dir.join(REBUILT))
+}
+
+/// The check of a rebuilt archive waiting to be put in place ([`swap_pending`]) where the data
+/// dir holds no `cairn.db`: what doctor read as no archive is that one. `None` when there is
+/// none.
+pub(crate) fn swap_pending_check(data_dir: &Path, now: SystemTime) -> Option<Check> {
+    let rebuilt = swap_pending(data_dir)?;
+    Some(made(
+        "rebuilt archive",
+        Status::Warn,
+        format!(
+            "{}: a rebuild from the copies made it and stopped while putting it in {DB_FILE}'s place. The next command that writes to the archive (`cairn sync`) puts it there; delete nothing",
+            described(std::slice::from_ref(&rebuilt), now).join(", ")
+        ),
+    ))
 }
 
 /// Whether another process holds the capture lock of `data_dir` now (tried, and let go at
@@ -199,7 +265,7 @@ fn described(found: &[SetAside], now: SystemTime) -> Vec<String> {
                 .modified
                 .and_then(|m| now.duration_since(m).ok())
                 .map_or_else(|| "age unknown".to_owned(), age);
-            format!("{} ({}, {age})", a.path.display(), space::bytes(a.bytes))
+            format!("{} ({}, {age})", shown(&a.path), space::bytes(a.bytes))
         })
         .collect()
 }
@@ -219,12 +285,33 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// The check of the databases set aside: none is fine; each one is named with its size and
-/// age, and the fix (delete it once the rebuilt archive is checked). `None` when there are none.
-pub(crate) fn check(found: &[SetAside], now: SystemTime) -> Option<Check> {
+/// age, and the fix (delete it once the rebuilt archive is checked). With no archive beside them
+/// (`archive_missing`: `cairn.db` lost after the rebuild), they may hold the only copy of what
+/// only a database kept: then no deletion is suggested, only how to carry it into a new
+/// archive. `None` when there are none.
+pub(crate) fn check(found: &[SetAside], now: SystemTime, archive_missing: bool) -> Option<Check> {
     if found.is_empty() {
         return None;
     }
     let each = described(found, now);
+    if archive_missing {
+        let newest = found
+            .iter()
+            .max_by_key(|a| a.modified)
+            .map_or_else(String::new, |a| quoted(&a.path));
+        let db = found
+            .first()
+            .map_or_else(String::new, |a| quoted(&a.path.with_file_name(DB_FILE)));
+        return Some(made(
+            "set-aside databases",
+            Status::Warn,
+            format!(
+                "{} a rebuild from the copies set aside: {}, and no {DB_FILE} beside them. They may hold the only copy of what only the archive's database kept (Recall's reviewed entries, forget tombstones, your links), and every session it held, forgotten ones too: keep them. To carry what one still reads into a new archive, copy it into place (its -wal too, as {DB_FILE}-wal, when one is beside it) and rebuild from the retained copies: `cp {newest} {db}`, then `cairn reindex --from-copies`",
+                crate::text::plural(found.len(), "database"),
+                each.join(", "),
+            ),
+        ));
+    }
     let rm: Vec<String> = found.iter().map(|a| quoted(&a.path)).collect();
     Some(made(
         "set-aside databases",
@@ -285,7 +372,7 @@ mod tests {
         );
         assert_eq!(found[0].bytes, 3100);
         let later = found[0].modified.unwrap() + Duration::from_secs(3 * 86_400 + 5);
-        let c = check(&found, later).unwrap();
+        let c = check(&found, later, false).unwrap();
         assert_eq!(c.status, Status::Warn);
         assert!(c.detail.starts_with("2 databases a rebuild"), "{c:?}");
         assert!(c.detail.contains("3.0 KiB, 3 days old"), "{c:?}");
@@ -296,7 +383,7 @@ mod tests {
             )),
             "{c:?}"
         );
-        assert!(check(&[], later).is_none());
+        assert!(check(&[], later, false).is_none());
     }
 
     /// What a rebuild that did not finish left is listed (the half-built file with its `-wal`
@@ -319,7 +406,7 @@ mod tests {
         assert_eq!(names, [BUILDING, REBUILT]);
         assert_eq!(found[0].bytes, 3072);
         let later = found[0].modified.unwrap() + Duration::from_secs(2 * 3600 + 1);
-        let c = unfinished_check(&found, false, later).unwrap();
+        let c = unfinished_check(&found, false, later, false).unwrap();
         assert_eq!(c.status, Status::Warn);
         assert!(c.detail.contains("3.0 KiB, 2 hours old"), "{c:?}");
         assert!(c.detail.contains("did not finish"), "{c:?}");
@@ -331,7 +418,7 @@ mod tests {
             )),
             "{c:?}"
         );
-        let busy = unfinished_check(&found, true, later).unwrap();
+        let busy = unfinished_check(&found, true, later, false).unwrap();
         assert!(
             busy.detail.contains("may be under way") && !busy.detail.contains("rm -f"),
             "{busy:?}"
@@ -339,7 +426,7 @@ mod tests {
         // With the swap's mark, the next open puts the rebuilt database in place.
         std::fs::write(d.join(SWAP_MARK), b"aside").unwrap();
         assert_eq!(unfinished(d).len(), 1);
-        assert!(unfinished_check(&[], false, later).is_none());
+        assert!(unfinished_check(&[], false, later, false).is_none());
     }
 
     /// A name that is a hard link to the live database (a rebuild stopped before its swap) is

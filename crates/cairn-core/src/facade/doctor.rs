@@ -2,7 +2,7 @@
 
 use crate::archive::retention::{self, RetentionCheck};
 use crate::archive::store::DB_FILE;
-use crate::doctor::{self, Check, DoctorReport, Status};
+use crate::doctor::{self, Check, DoctorOptions, DoctorReport, Status};
 use crate::{Cairn, SyncOptions, archive};
 
 impl Cairn {
@@ -14,8 +14,16 @@ impl Cairn {
     /// It creates nothing: a data dir that holds no archive yet is checked as an empty one and
     /// said to be so (a mistyped `--data-dir` is not left behind as a new archive).
     pub fn doctor_at(data_dir: impl Into<std::path::PathBuf>) -> crate::Result<DoctorReport> {
+        Cairn::doctor_at_with(data_dir, &DoctorOptions::default())
+    }
+
+    /// [`Cairn::doctor_at`] with `options` (`cairn doctor --probe`).
+    pub fn doctor_at_with(
+        data_dir: impl Into<std::path::PathBuf>,
+        options: &DoctorOptions,
+    ) -> crate::Result<DoctorReport> {
         let (cairn, config_error, unopened) = Cairn::open_to_check(data_dir.into())?;
-        let mut report = cairn.doctor();
+        let mut report = cairn.doctor_with(options);
         // A file that is no database at all: SQLite cannot recover anything from it, so the
         // way back is the error's own (move it aside, sync again), not the recovery recipe.
         if let Some(e @ crate::Error::Db { source, .. }) = &unopened
@@ -47,24 +55,37 @@ impl Cairn {
     }
 
     /// Health checks: data dir, database (its counts and `quick_check`), who can read the data
-    /// dir, source dirs, retention, hooks.
+    /// dir, what a rebuild left, source dirs, model servers, Recall, retention, hooks. Contacts
+    /// nothing.
     pub fn doctor(&self) -> DoctorReport {
+        self.doctor_with(&DoctorOptions::default())
+    }
+
+    /// [`Cairn::doctor`] with `options`: `probe` connects to each model server configured.
+    pub fn doctor_with(&self, options: &DoctorOptions) -> DoctorReport {
         let config = self.data_dir.join(crate::config::CONFIG_FILE);
         let mut checks = vec![Check {
             name: "config".into(),
             status: Status::Ok,
             // It loaded: the archive is open (`doctor_at` names one that did not).
             detail: if config.is_file() {
-                config.display().to_string()
+                doctor::shown(&config)
             } else {
                 format!(
                     "{} not present: the default settings (Cairn writes it when a setting changes)",
-                    config.display()
+                    doctor::shown(&config)
                 )
             },
         }];
         if self.holds_no_archive() {
             checks.push(doctor::no_archive(&self.data_dir));
+            // A rebuilt archive on its way into place, and what rebuilds left: with no
+            // `cairn.db` is exactly when a person needs them named.
+            checks.extend(doctor::set_aside::swap_pending_check(
+                &self.data_dir,
+                std::time::SystemTime::now(),
+            ));
+            self.rebuild_leftovers(&mut checks);
         } else {
             self.archive_checks(&mut checks);
         }
@@ -80,7 +101,12 @@ impl Cairn {
             self.data_dir_elsewhere().as_deref(),
             &repositories,
         ));
-        checks.extend(doctor::endpoint_checks(&self.config));
+        let probe: doctor::endpoints::Probe<'_> = &doctor::endpoints::connect;
+        checks.extend(doctor::endpoints::endpoint_checks(
+            &self.config,
+            options.probe.then_some(probe),
+        ));
+        checks.extend(self.recall_doctor());
         checks.extend(self.retention().iter().map(doctor::retention_check));
         #[cfg(feature = "team")]
         checks.extend(self.team_doctor());
@@ -175,25 +201,44 @@ impl Cairn {
         let damage = doctor::damage(&self.data_dir.join(DB_FILE));
         {
             let store = self.store();
-            let stats = archive::store::counts(store.conn());
+            // Sessions as `cairn sessions` lists them (the agent counts sum to its list), the
+            // other rows apart: a sub-agent or compaction is listed under its parent, a session
+            // holding no record in no list.
+            let stats = archive::store::counts(store.conn()).and_then(|counts| {
+                let listed: u64 = archive::store::agent_counts(store.conn())?
+                    .iter()
+                    .map(|a| u64::from(a.sessions))
+                    .sum();
+                Ok((counts, listed))
+            });
             checks.push(match (stats, damage) {
                 (_, Some(problems)) => doctor::damaged(store.path(), &problems),
                 (
-                    Ok(archive::store::Counts {
-                        sessions,
-                        records,
-                        warnings,
-                        secrets,
-                    }),
+                    Ok((
+                        archive::store::Counts {
+                            sessions,
+                            records,
+                            warnings,
+                            secrets,
+                        },
+                        listed,
+                    )),
                     None,
                 ) => Check {
                     name: "archive".into(),
                     status: Status::Ok,
                     detail: format!(
-                        "{} (schema {}): {}, {}, {}, {} redacted",
-                        store.path().display(),
+                        "{} (schema {}): {} as `cairn sessions` lists them{}, {}, {}, {} redacted",
+                        doctor::shown(store.path()),
                         store.schema_version().unwrap_or(0),
-                        crate::text::plural(sessions, "session"),
+                        crate::text::plural(listed, "session"),
+                        match u64::try_from(sessions).unwrap_or(0).saturating_sub(listed) {
+                            0 => String::new(),
+                            n => format!(
+                                " ({n} more {}: sub-agents and compactions, listed under their parent, and sessions holding no record)",
+                                if n == 1 { "row" } else { "rows" }
+                            ),
+                        },
                         crate::text::plural(records, "record"),
                         crate::text::plural(warnings, "parse warning"),
                         crate::text::plural(secrets, "secret"),
@@ -205,6 +250,9 @@ impl Cairn {
                     detail: store.err(e).to_string(),
                 },
             });
+            checks.push(doctor::warnings::check_unread(doctor::warnings::unread(
+                store.conn(),
+            )));
             checks.push(doctor::older_reads(
                 archive::store::read_before(store.conn()),
                 archive::sources::PARSERS_REVISION,
@@ -219,16 +267,49 @@ impl Cairn {
             }
         }
         checks.push(doctor::permissions(&self.data_dir));
-        // The old databases a rebuild set aside: each still holds every session it held.
+        self.rebuild_leftovers(checks);
+    }
+
+    /// What rebuilds from the copies left in the data dir, whether or not it holds `cairn.db`:
+    /// the old databases a rebuild set aside (each still holds every session it held) and what
+    /// a rebuild that did not finish left (a half-made copy of the archive).
+    fn rebuild_leftovers(&self, checks: &mut Vec<Check>) {
+        let now = std::time::SystemTime::now();
         checks.extend(doctor::set_aside::check(
             &doctor::set_aside::list(&self.data_dir),
-            std::time::SystemTime::now(),
+            now,
+            doctor::set_aside::archive_missing(&self.data_dir),
         ));
-        // What a rebuild that did not finish left: a half-made copy of the archive.
-        checks.extend(doctor::set_aside::check_unfinished(
-            &self.data_dir,
-            std::time::SystemTime::now(),
-        ));
+        checks.extend(doctor::set_aside::check_unfinished(&self.data_dir, now));
+    }
+
+    /// Recall's checks: extraction (set up? on? its last pass and the sessions it failed on)
+    /// and the review inbox (stale entries apart). With no archive, only the first, from
+    /// `config.toml`.
+    fn recall_doctor(&self) -> Vec<Check> {
+        let settings = self.config.recall.extract.resolve(&self.config_path());
+        if self.holds_no_archive() {
+            return vec![doctor::recall::extraction_check(&settings, None, &[])];
+        }
+        let store = self.store();
+        let conn = store.conn();
+        let last = crate::recall::extract::store::last_run(conn).ok().flatten();
+        let failed: Vec<(String, String)> = settings
+            .as_ref()
+            .ok()
+            .and_then(|s| s.fingerprint())
+            .and_then(|fp| crate::recall::extract::store::failures(conn, &fp, u32::MAX).ok())
+            .unwrap_or_default();
+        let stats = crate::recall::stats(conn, &crate::recall::store::Filters::default());
+        let (stale, trusted) = stats.as_ref().map_or((0, 0), |s| (s.stale, s.trusted));
+        vec![
+            doctor::recall::extraction_check(&settings, last.as_ref(), &failed),
+            doctor::recall::review_check(
+                stats.and_then(|_| crate::recall::review::queue_len(conn)),
+                stale,
+                trusted,
+            ),
+        ]
     }
 
     /// Each enabled agent that deletes its own transcripts: its rule (from its settings file,

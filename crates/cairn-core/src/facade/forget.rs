@@ -145,7 +145,15 @@ pub enum SetAsideFate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ForgetSetAside {
+    /// The file, as a person reads it: its path, or for a name that is not UTF-8 its lossy form
+    /// saying so ([`crate::doctor::shown`]). Also how a forget of a plan finds the file again
+    /// among those in the data dir, and then acts on the file's real name, never on this text.
     pub path: String,
+    /// The command that deletes the file with its `-wal` and `-shm`, each named byte for byte
+    /// ([`crate::doctor::quoted`]: `$'\xNN'` parts for what a terminal would not show or is not
+    /// UTF-8, which bash and zsh read).
+    #[serde(default)]
+    pub rm: String,
     /// How many of the forgotten sessions it was found to hold (0 when it could not be read,
     /// and for a file deleted whole, which is not read).
     pub sessions: u32,
@@ -343,8 +351,11 @@ fn aside_named(
     fate: SetAsideFate,
     why: Option<String>,
 ) -> ForgetSetAside {
+    let word =
+        |suffix: &str| crate::doctor::quoted(&crate::doctor::set_aside::with_suffix(db, suffix));
     ForgetSetAside {
-        path: db.display().to_string(),
+        path: crate::doctor::shown(db),
+        rm: format!("rm -f {} {} {}", word(""), word("-wal"), word("-shm")),
         sessions: small(sessions as u64),
         fate,
         why,
@@ -423,6 +434,36 @@ fn forget_set_aside(
     }) {
         Ok(()) => Some(aside_named(db, ids.len(), SetAsideFate::Removed, None)),
         Err(e) => holds(format!("removing them there failed: {e}")),
+    }
+}
+
+/// What a forget does in the database `db` a rebuild set aside. Without a plan, what
+/// [`forget_set_aside`] decides. With one, `planned` is what it listed of `db` (`None`: nothing,
+/// as `db` was set aside after the list was made): removed there when it was to be and still
+/// may be; otherwise not written, only looked at (read-only) and named when it holds them, with
+/// why it was left.
+fn aside_acted(
+    db: &std::path::Path,
+    planned: Option<Option<&ForgetSetAside>>,
+    keys: &[String],
+    version: i64,
+    allow_reimport: bool,
+    now: &str,
+) -> Option<ForgetSetAside> {
+    let kept = |why: String| match holding(db, keys) {
+        Ok((_, found)) => Some(aside_named(db, found.len(), SetAsideFate::Holds, Some(why))),
+        Err(named) => named,
+    };
+    match planned {
+        None => forget_set_aside(db, keys, version, allow_reimport, now),
+        Some(Some(p)) if p.fate == SetAsideFate::Removed => {
+            forget_set_aside(db, keys, version, allow_reimport, now)
+        }
+        Some(Some(p)) => kept(p.why.clone().unwrap_or_default()),
+        Some(None) => kept(
+            "it is not in the list the forget showed (set aside since, or shown under the name of another file), so the forget did not write there"
+                .to_owned(),
+        ),
     }
 }
 
@@ -676,7 +717,11 @@ impl Cairn {
 
     /// [`Cairn::forget`] of what `plan` (from [`Cairn::forget_preview`] of `req`, shown to the
     /// person) lists and nothing else: a session a sync added since, which the selection now
-    /// matches too, stays, as no one was asked about it. `waiting` is told when another process
+    /// matches too, stays, as no one was asked about it; of the other databases, only those the
+    /// plan said it would write or delete are (a database set aside since, or a rebuild's
+    /// leftover the list did not name, is named in the answer, untouched). The plan may have
+    /// travelled as JSON (the desktop's): its files are found again by their shown names among
+    /// those in the data dir, and acted on by their real ones. `waiting` is told when another process
     /// holds the capture lock (a rebuild from the copies, a sync), and the forget waits for it.
     pub fn forget_planned(
         &self,
@@ -685,6 +730,62 @@ impl Cairn {
         waiting: &dyn Progress,
     ) -> Result<Forgotten> {
         self.forget_within(req, Some(plan), Some(waiting))
+    }
+
+    /// What a rebuild that did not finish left, deleted under the capture lock (`held`): all of
+    /// it without a plan; with one, only the files it listed to delete, any other named as left
+    /// (a rebuild may have been making it when the list was made; the next sync deletes it).
+    fn unfinished_acted(
+        &self,
+        planned: Option<&[ForgetSetAside]>,
+        held: &LockGuard<'_>,
+    ) -> Vec<ForgetSetAside> {
+        let left = crate::doctor::set_aside::unfinished(&self.data_dir);
+        let listed = |path: &std::path::Path| {
+            planned.is_none_or(|p| {
+                let name = crate::doctor::shown(path);
+                p.iter()
+                    .any(|a| a.fate == SetAsideFate::Deleted && a.path == name)
+            })
+        };
+        let mut acted: Vec<ForgetSetAside> = left
+            .iter()
+            .filter(|a| !listed(&a.path))
+            .map(|a| {
+                aside_named(
+                    &a.path,
+                    0,
+                    SetAsideFate::MayHold,
+                    Some("it is not in the list the forget showed, so it was not deleted; the next `cairn sync` deletes it".to_owned()),
+                )
+            })
+            .collect();
+        match crate::doctor::set_aside::remove_unfinished_where(&self.data_dir, held, &listed) {
+            Ok(removed) => acted.extend(
+                removed
+                    .iter()
+                    .map(|path| aside_named(path, 0, SetAsideFate::Deleted, None)),
+            ),
+            Err((file, e)) => acted.extend(left.iter().filter(|a| listed(&a.path)).map(|a| {
+                aside_named(
+                    &a.path,
+                    0,
+                    SetAsideFate::MayHold,
+                    Some(format!(
+                        "{} could not be deleted: {e}",
+                        crate::doctor::shown(&file)
+                    )),
+                )
+            })),
+        }
+        acted
+    }
+
+    /// [`Cairn::forget_planned`] for a front door with no one to tell of a wait (the desktop's):
+    /// the capture lock is waited for at most [`PERSON_LOCK_WAIT`], then [`Error::Locked`] says
+    /// what holds it, as [`Cairn::forget`] does.
+    pub fn forget_as_planned(&self, req: &ForgetRequest, plan: &ForgetPlan) -> Result<Forgotten> {
+        self.forget_within(req, Some(plan), None)
     }
 
     /// What `req` selects (only the sessions `confirmed` lists, when given), removed, under
@@ -750,32 +851,33 @@ impl Cairn {
         drop(store);
         // Still under the lock: no rebuild sets another database aside meanwhile. Each holding
         // a forgotten session has it removed there too, or is named; what a rebuild that did
-        // not finish left is deleted (no rebuild is making it: this holds the lock).
+        // not finish left is deleted (no rebuild is making it: this holds the lock). With a
+        // plan, only what it listed is written or deleted.
         let mut set_aside = Vec::new();
         if !forgotten.is_empty() {
-            set_aside.extend(
-                crate::doctor::set_aside::list(&self.data_dir)
-                    .iter()
-                    .filter_map(|a| {
-                        forget_set_aside(&a.path, &forgotten, version, req.allow_reimport, &now)
-                    }),
-            );
-            let left = crate::doctor::set_aside::unfinished(&self.data_dir);
-            match crate::doctor::set_aside::remove_unfinished(&self.data_dir, &held) {
-                Ok(removed) => set_aside.extend(
-                    removed
-                        .iter()
-                        .map(|path| aside_named(path, 0, SetAsideFate::Deleted, None)),
-                ),
-                Err((file, e)) => set_aside.extend(left.iter().map(|a| {
-                    aside_named(
-                        &a.path,
-                        0,
-                        SetAsideFate::MayHold,
-                        Some(format!("{} could not be deleted: {e}", file.display())),
-                    )
-                })),
-            }
+            let planned = confirmed.map(|p| p.set_aside.as_slice());
+            let found = crate::doctor::set_aside::list(&self.data_dir);
+            let names: Vec<String> = found
+                .iter()
+                .map(|a| crate::doctor::shown(&a.path))
+                .collect();
+            set_aside.extend(found.iter().zip(&names).filter_map(|(a, name)| {
+                // Two files shown alike (names differing only in bytes that are not UTF-8)
+                // cannot be told apart by a plan: neither is written on its word.
+                let planned = planned.map(|p| {
+                    let alone = names.iter().filter(|n| *n == name).count() == 1;
+                    p.iter().find(|e| alone && e.path == *name)
+                });
+                aside_acted(
+                    &a.path,
+                    planned,
+                    &forgotten,
+                    version,
+                    req.allow_reimport,
+                    &now,
+                )
+            }));
+            set_aside.extend(self.unfinished_acted(planned, &held));
         }
         drop(held);
         plan.set_aside = set_aside.clone();

@@ -188,7 +188,8 @@ export class SessionStore {
     if (key === null || this.forgetPlan === null || this.forgetting) return;
     this.forgetting = true;
     try {
-      const outcome = await this.#api.forgetSessions(this.#forgetRequest(key));
+      // The plan shown goes back: only what it lists is forgotten.
+      const outcome = await this.#api.forgetSessions(this.#forgetRequest(key), $state.snapshot(this.forgetPlan));
       if (outcome.status === 'ok') {
         const n = outcome.data.removed.sessions.length;
         const aside = setAsideNote(outcome.data.set_aside ?? []);
@@ -326,14 +327,7 @@ export const session = new SessionStore();
 
 /** A database a forget reaches beyond the archive: one a rebuild set aside, or one a rebuild
  * that did not finish left (`ForgetSetAside`). */
-type SetAsideLike = { path: string; sessions?: number; fate: 'removed' | 'holds' | 'may_hold' | 'deleted'; why?: string | null };
-
-/** The shell line that deletes the database at `path` with its `-wal` and `-shm`, as the CLI
- * writes it. */
-function rmLine(path: string): string {
-  const quoted = `'${path.replaceAll("'", "'\\''")}'`;
-  return `rm -f ${quoted} ${quoted}-wal ${quoted}-shm`;
-}
+type SetAsideLike = { path: string; rm?: string; sessions?: number; fate: 'removed' | 'holds' | 'may_hold' | 'deleted'; why?: string | null };
 
 /**
  * What a forget did in the databases a rebuild set aside (`cairn.db.damaged-…`): removed there
@@ -374,8 +368,10 @@ export function setAsidePlan(aside: SetAsideLike[]): { text: string; rm: string 
   for (const a of aside.filter((a) => a.fate === 'holds' || a.fate === 'may_hold')) {
     const holds = a.fate === 'holds' ? 'it holds this session' : 'it may hold this session';
     lines.push({
-      text: `${displayText(a.path)}, set aside by a rebuild, cannot be cleaned: ${holds}${a.why ? ` (${displayText(a.why)})` : ''}. Delete it once the rebuilt archive is checked:`,
-      rm: rmLine(displayText(a.path)),
+      // The core's command names the file byte for byte; one made here from the shown name
+      // would name another file once cleaning or a name that is not UTF-8 changed it.
+      text: `${displayText(a.path)}, set aside by a rebuild, cannot be cleaned: ${holds}${a.why ? ` (${displayText(a.why)})` : ''}. Delete it once the rebuilt archive is checked${a.rm ? ':' : '.'}`,
+      rm: a.rm ? a.rm : null,
     });
   }
   return lines;

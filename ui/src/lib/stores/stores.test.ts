@@ -29,7 +29,7 @@ function api(options = {}): Api {
     recordTurn: (sessionKey: string, ordinal: number) => call('record_turn', { sessionKey, ordinal }),
     sessionExport: (key: string, options: unknown) => call('session_export', { key, options }),
     forgetPreview: (request: unknown) => call('forget_preview', { request }),
-    forgetSessions: (request: unknown) => call('forget_sessions', { request }),
+    forgetSessions: (request: unknown, plan: unknown) => call('forget_sessions', { request, plan }),
     sessionResume: (sessionKey: string) => call('session_resume', { sessionKey }),
     sourceDirs: () => call('source_dirs', {}),
     setSourceDirs: (agent: string, dirs: string[]) => call('set_source_dirs', { agent, dirs }),
@@ -156,10 +156,12 @@ describe('SessionStore', () => {
 
   it('shows what forgetting would remove before it forgets, and nothing goes on cancel', async () => {
     const calls: string[] = [];
+    const sent: unknown[][] = [];
     const base = api() as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     const spy = new Proxy(base, {
       get: (target, name: string) => (...a: unknown[]) => {
         calls.push(name);
+        if (name === 'forgetSessions') sent.push(a);
         return target[name]!(...a);
       },
     }) as unknown as SessionApi;
@@ -176,6 +178,8 @@ describe('SessionStore', () => {
     await store.askForget();
     await store.confirmForget();
     expect(calls.filter((c) => c === 'forgetSessions')).toHaveLength(1);
+    // The forget acts on the plan the window showed, sent back with the request.
+    expect((sent[0]?.[1] as { records: number } | undefined)?.records).toBe(23);
     expect(store.forgotten).toEqual({ text: 'Forgot 1 session and 23 records.', error: false });
     expect(store.timeline.data).toBeNull();
   });
@@ -202,13 +206,20 @@ describe('SessionStore', () => {
     const lines = setAsidePlan([
       { path: '/d/cairn.db.damaged-1', fate: 'removed', sessions: 1 },
       { path: '/d/cairn.db.damaged-2', fate: 'removed', sessions: 1 },
-      { path: '/d/cairn.db.damaged-\u202E3', fate: 'may_hold', sessions: 0, why: 'it could not be read: file is not a database' },
+      {
+        path: '/d/cairn.db.damaged-\u202E3',
+        rm: "rm -f $'/d/cairn.db.damaged-\\xe2\\x80\\xae3' $'/d/cairn.db.damaged-\\xe2\\x80\\xae3-wal' $'/d/cairn.db.damaged-\\xe2\\x80\\xae3-shm'",
+        fate: 'may_hold',
+        sessions: 0,
+        why: 'it could not be read: file is not a database',
+      },
     ]);
     expect(lines).toEqual([
       { text: 'Also removed from 2 databases a rebuild set aside: /d/cairn.db.damaged-1, /d/cairn.db.damaged-2.', rm: null },
       {
         text: '/d/cairn.db.damaged-3, set aside by a rebuild, cannot be cleaned: it may hold this session (it could not be read: file is not a database). Delete it once the rebuilt archive is checked:',
-        rm: "rm -f '/d/cairn.db.damaged-3' '/d/cairn.db.damaged-3'-wal '/d/cairn.db.damaged-3'-shm",
+        // The core's command, naming the file itself: the shown name would name another.
+        rm: "rm -f $'/d/cairn.db.damaged-\\xe2\\x80\\xae3' $'/d/cairn.db.damaged-\\xe2\\x80\\xae3-wal' $'/d/cairn.db.damaged-\\xe2\\x80\\xae3-shm'",
       },
     ]);
   });
