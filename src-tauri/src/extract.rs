@@ -346,14 +346,16 @@ pub async fn extract_setup(backend: State<'_, Backend>) -> Result<ExtractSetup, 
     with_cairn(&backend, |c| c.recall_extract_setup()).await
 }
 
-/// One tiny extraction through the form's setup (nothing saved): request, answer, time.
+/// One tiny extraction through the form's setup (nothing saved): request, answer, time. The
+/// server's model list is shown, not enforced: the form's Save sends nothing, so a model the
+/// list does not name is said in the test's `models` check and the probe decides.
 #[tauri::command]
 #[specta::specta]
 pub async fn extract_test(
     backend: State<'_, Backend>,
     setup: ExtractSetup,
 ) -> Result<ExtractDoctor, ErrorReport> {
-    with_cairn(&backend, move |c| c.recall_extract_test(&setup)).await
+    with_cairn(&backend, move |c| c.recall_extract_test(&setup, true)).await
 }
 
 /// What a pass would send now: sessions, units, estimated tokens, time and cost.

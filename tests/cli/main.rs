@@ -35,6 +35,7 @@ mod recall_names;
 mod reindex;
 mod resume;
 mod search;
+mod setup_rule;
 mod share_reports;
 mod shared_db;
 mod show_lines;

@@ -68,7 +68,7 @@ pub struct SetupArgs {
     #[arg(long, value_name = "NAME", value_parser = cairn_core::config::GENERATOR_AGENTS, conflicts_with = "endpoint")]
     agent_cli: Option<String>,
     /// An OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 (plain HTTP only
-    /// to this machine); needs --model. A saved key variable is dropped unless --api-key-env
+    /// to this machine, unless --allow-http); needs --model. A saved key variable is dropped unless --api-key-env
     /// names it again.
     #[arg(long, value_name = "URL", requires = "model")]
     endpoint: Option<String>,
@@ -99,6 +99,12 @@ pub struct SetupArgs {
     /// server this setup names; a new --endpoint starts without it.
     #[arg(long, conflicts_with = "agent_cli")]
     allow_http: bool,
+    /// Save --model though the server's model list does not name it (a server that answers
+    /// to names it does not list); the test request then decides. A server that cannot be
+    /// reached, or whose list cannot be read, does not stop the save: the output says the
+    /// model went unchecked.
+    #[arg(long, conflicts_with = "agent_cli")]
+    model_unlisted: bool,
 }
 
 impl SetupArgs {
@@ -111,6 +117,7 @@ impl SetupArgs {
             || self.output_price.is_some()
             || self.off
             || self.allow_http
+            || self.model_unlisted
     }
 }
 
@@ -925,8 +932,20 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
             writeln!(out, "Testing {} with one tiny request…", describe(&chosen))?;
             out.flush()?;
         }
-        Some(cairn.recall_extract_test(&chosen)?)
+        Some(cairn.recall_extract_test(&chosen, a.model_unlisted)?)
     };
+    // The rule `cairn insights setup` follows too (the core's `EndpointCheck::rule`, applied
+    // by the test above): a server that could not be reached was not probed, and is saved
+    // unchecked, with a note saying so; one that answered must pass the probe.
+    let checked = test.as_ref().and_then(|d| d.models.as_ref());
+    let note = checked.and_then(|c| {
+        c.note(
+            "the test request",
+            "`cairn recall extract doctor` checks it",
+        )
+        .map(|n| format!("Test: {}: {}.", clean(&c.endpoint), clean(&n)))
+    });
+    let reached = checked.is_none_or(|c| c.listing.reached());
     #[derive(serde::Serialize)]
     struct Out<'a> {
         saved: bool,
@@ -945,7 +964,7 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
         },
         ..s.clone()
     };
-    if let Some(d) = test.as_ref().filter(|d| !d.ok()) {
+    if let Some(d) = test.as_ref().filter(|d| reached && !d.ok()) {
         if json_out {
             let doc = Out {
                 saved: false,
@@ -983,6 +1002,9 @@ fn setup(cairn: &Cairn, a: &SetupArgs, json_out: bool, out: &mut impl Write) -> 
     }
     if let Some(d) = &test {
         write_checks(out, d)?;
+    }
+    if let Some(note) = note {
+        writeln!(out, "{note}")?;
     }
     write_saved(out, &written, &config)?;
     if let Some(note) = dropped {

@@ -133,7 +133,9 @@ pub enum InsightsCommand {
         #[arg(long, requires = "endpoint")]
         model: Option<String>,
         /// Save --model though the server's model list does not name it (a server that answers
-        /// to names it does not list); the first report then decides.
+        /// to names it does not list); the first report then decides. A server that cannot be
+        /// reached, or whose list cannot be read, does not stop the save: the output says the
+        /// model went unchecked.
         #[arg(long, requires = "endpoint")]
         model_unlisted: bool,
         /// Allow plain http:// to a server that is not this machine (session text then crosses
@@ -355,13 +357,7 @@ pub fn run(
                 api_key_env: api_key_env.unwrap_or_default(),
                 allow_http,
             });
-            let check = if no_test {
-                Check::None
-            } else if model_unlisted {
-                Check::ModelUnlistedAllowed
-            } else {
-                Check::Models
-            };
+            let check = (!no_test).then_some(model_unlisted);
             setup(cairn, chosen.as_ref(), check, json_out, out)?;
         }
         InsightsCommand::Templates => {
@@ -398,30 +394,17 @@ pub fn run(
     Ok(())
 }
 
-/// How `cairn insights setup` checks an endpoint before saving it.
-#[derive(Clone, Copy, PartialEq)]
-enum Check {
-    /// `--no-test`: nothing is asked.
-    None,
-    /// Its model list must name the model, when it answers with one.
-    Models,
-    /// `--model-unlisted`: asked, but a list without the model is saved all the same.
-    ModelUnlistedAllowed,
-}
-
-/// `cairn insights setup`: the endpoint checked (see [`Check`]), then written through the core,
-/// which refuses what would not load; or taken out when `chosen` is `None`. A model the
-/// server's list does not name is refused unless `--model-unlisted`: with no probe here, a
-/// typo would otherwise surface only when the first report fails. A list that cannot be read
-/// does not stop the save; the output says the model went unchecked.
+/// `cairn insights setup`: the endpoint checked (`check`: `None` under `--no-test`, else
+/// whether `--model-unlisted` was given) by the rule `cairn recall extract setup` follows too
+/// (`EndpointCheck::rule`, in the core), then written through the core, which refuses what
+/// would not load; or taken out when `chosen` is `None`.
 fn setup(
     cairn: &Cairn,
     chosen: Option<&InsightsEndpoint>,
-    check: Check,
+    check: Option<bool>,
     json_out: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    use cairn_core::llm::models::ModelListing;
     // A key pasted where its variable's name goes: refused by the flag's name, never repeated.
     if let Some(why) = chosen.and_then(|e| Cairn::api_key_env_problem(&e.api_key_env)) {
         return Err(cairn_core::Error::Invalid(format!("--api-key-env: {why}")).into());
@@ -437,22 +420,10 @@ fn setup(
     {
         return Err(cairn_core::Error::Invalid(format!("--endpoint: {}", clean(&why))).into());
     }
-    let check = match chosen {
-        Some(e) if check != Check::None => Some((cairn.insights_endpoint_test(e)?, check)),
+    let check = match (chosen, check) {
+        (Some(e), Some(model_unlisted)) => Some(cairn.insights_endpoint_test(e, model_unlisted)?),
         _ => None,
     };
-    if let Some((c, Check::Models)) = &check
-        && let ModelListing::Unlisted { shown, total } = &c.listing
-    {
-        return Err(cairn_core::Error::Invalid(format!(
-            "--model: {} does not list {} (it lists {}); nothing was saved: name one it lists, or pass --model-unlisted to save it anyway",
-            clean(&c.endpoint),
-            render::line(&c.model, 200),
-            clean(&ModelListing::named(shown, *total))
-        ))
-        .into());
-    }
-    let check = check.map(|(c, _)| c);
     let saved = cairn.save_insights_endpoint(chosen)?;
     let config = cairn.config_path().display().to_string();
     if json_out {
@@ -469,22 +440,18 @@ fn setup(
         return render::json(out, &doc);
     }
     if let Some(c) = &check {
-        let endpoint = clean(&c.endpoint);
-        let line = match &c.listing {
-            ModelListing::Listed => format!(
-                "Test: {endpoint} answers and lists {}.",
+        match c.note(
+            "the first report",
+            "running this setup again checks it, or the first report does",
+        ) {
+            None => writeln!(
+                out,
+                "Test: {} answers and lists {}.",
+                clean(&c.endpoint),
                 render::line(&c.model, 200)
-            ),
-            ModelListing::Unlisted { .. } => format!(
-                "Test: {endpoint}: {}; saved as --model-unlisted asks.",
-                clean(&c.listing.sentence(&c.model, "the first report"))
-            ),
-            other => format!(
-                "Test: {endpoint}: {}.",
-                clean(&other.sentence(&c.model, "the first report"))
-            ),
-        };
-        writeln!(out, "{line}")?;
+            )?,
+            Some(note) => writeln!(out, "Test: {}: {}.", clean(&c.endpoint), clean(&note))?,
+        }
     }
     match (&saved.endpoint, &saved.model) {
         (Some(endpoint), Some(model)) => {

@@ -2,7 +2,7 @@
 
 use crate::archive::capture::CaptureLock;
 use crate::config::{Config, ExtractSetup, InsightsEndpoint};
-use crate::llm::models::InsightsEndpointCheck;
+use crate::llm::models::{EndpointCheck, ModelListing};
 use crate::{Cairn, Error, Result};
 use crate::{llm, recall};
 
@@ -68,7 +68,10 @@ impl Cairn {
         let Some((name, server)) = &settings.server else {
             return Err(Error::Config {
                 path: self.config_path(),
-                message: "recall.extract.servers: no model server is defined; add [recall.extract.servers.<name>] with an endpoint".into(),
+                message: format!(
+                    "recall.extract.servers: no model server is defined; name one with {}, which writes it",
+                    recall::extract::config::SETUP_HOW
+                ),
             });
         };
         llm::EndpointGenerator::new(server, &settings.model).map_err(|e| Error::Config {
@@ -256,10 +259,16 @@ impl Cairn {
     /// Check the extraction setup with real calls: `/models` and one tiny extraction.
     /// Doesn't need `enabled`: checking the server is how one decides to enable it.
     pub fn recall_extract_doctor(&self) -> Result<recall::extract::ExtractDoctor> {
-        self.doctor_of(&self.config_now()?)
+        self.doctor_of(&self.config_now()?, None)
     }
 
-    fn doctor_of(&self, config: &Config) -> Result<recall::extract::ExtractDoctor> {
+    /// The doctor's calls over `config`; with `model_unlisted` given, a setup's: the server's
+    /// `/models` answer must pass [`EndpointCheck::rule`] before anything else is sent.
+    fn doctor_of(
+        &self,
+        config: &Config,
+        model_unlisted: Option<bool>,
+    ) -> Result<recall::extract::ExtractDoctor> {
         let mut settings = config.recall.extract.resolve(&self.config_path())?;
         if settings.model.is_empty() {
             return Err(Error::Config {
@@ -276,11 +285,11 @@ impl Cairn {
         }
         let mut endpoint = self.extract_endpoint(&settings)?;
         endpoint.client_mut().retry.max_attempts = 1;
-        Ok(recall::extract::doctor(
-            &settings,
-            &endpoint,
-            Some(endpoint.client()),
-        ))
+        let check = endpoint_check(endpoint.client(), &settings.model);
+        if let Some(allowed) = model_unlisted {
+            check.rule(allowed)?;
+        }
+        Ok(recall::extract::doctor(&settings, &endpoint, Some(check)))
     }
 
     /// What the Settings form shows: `[recall.extract]` as it is on disk.
@@ -314,13 +323,17 @@ impl Cairn {
     }
 
     /// One tiny extraction through `setup` as the form holds it (nothing is saved): the
-    /// request, the answer and how long it took.
+    /// request, the answer and how long it took. An endpoint's `/models` is asked first and
+    /// read by the rule both setups save by ([`EndpointCheck::rule`]): a model it does not list
+    /// is refused unless `model_unlisted`, a key it refuses is refused; a server that cannot be
+    /// reached is not probed, and the doctor says so (a setup may still save it).
     pub fn recall_extract_test(
         &self,
         setup: &ExtractSetup,
+        model_unlisted: bool,
     ) -> Result<recall::extract::ExtractDoctor> {
         let config = self.config_with(setup)?;
-        self.doctor_of(&config)
+        self.doctor_of(&config, Some(model_unlisted))
     }
 
     /// What is wrong with `var` as the name of the variable holding an API key, in words that
@@ -365,32 +378,20 @@ impl Cairn {
     }
 
     /// Ask the endpoint `e` names for its models (one request, nothing else sent, nothing
-    /// saved): whether it lists the model, read as extraction's check reads it
-    /// ([`llm::models::ModelListing`]). A server that does not answer with a list is a check
-    /// that could not be made, not an error; one that refuses the key is an error, since every
-    /// report would be refused too.
-    pub fn insights_endpoint_test(&self, e: &InsightsEndpoint) -> Result<InsightsEndpointCheck> {
+    /// saved) and read the answer by the rule both setups save by ([`EndpointCheck::rule`]):
+    /// a model it does not list is refused unless `model_unlisted`, a key it refuses is
+    /// refused; a server that does not answer with a list is a check that could not be made,
+    /// said by [`EndpointCheck::note`], not an error.
+    pub fn insights_endpoint_test(
+        &self,
+        e: &InsightsEndpoint,
+        model_unlisted: bool,
+    ) -> Result<EndpointCheck> {
         let mut generator = self.insights_with(e)?;
         generator.client_mut().retry.max_attempts = 1;
-        let endpoint = generator.endpoint();
-        let answer = generator.client().models();
-        if let Err(
-            err @ llm::LlmError::Rejected {
-                status: 401 | 403, ..
-            },
-        ) = &answer
-        {
-            return Err(Error::Generator {
-                what: format!("the insights endpoint {endpoint}"),
-                message: err.to_string(),
-            });
-        }
-        let model = e.model.trim().to_owned();
-        Ok(InsightsEndpointCheck {
-            listing: llm::models::ModelListing::of(answer, &model),
-            endpoint,
-            model,
-        })
+        let check = endpoint_check(generator.client(), &e.model);
+        check.rule(model_unlisted)?;
+        Ok(check)
     }
 
     /// Write `[insights]`' endpoint, model and key variable (`None` takes them out: reports go
@@ -469,6 +470,17 @@ impl Cairn {
             |_| Ok(()),
         )?;
         Ok(())
+    }
+}
+
+/// The one `/models` request a setup makes of its server (one attempt, as the client given
+/// allows), read for `model`: what [`EndpointCheck::rule`] decides on.
+fn endpoint_check(client: &llm::Client, model: &str) -> EndpointCheck {
+    let model = model.trim().to_owned();
+    EndpointCheck {
+        listing: ModelListing::of(client.models(), &model),
+        endpoint: client.endpoint(),
+        model,
     }
 }
 

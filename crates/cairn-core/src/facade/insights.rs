@@ -47,7 +47,7 @@ impl Cairn {
             Some(g) => Ok(Box::new(g)),
             None => Err(Error::Config {
                 path,
-                message: "no [insights] endpoint: set `endpoint` and `model` under [insights], or pick an agent CLI (claude, codex, gemini, copilot)".to_owned(),
+                message: "no [insights] endpoint: name one with `cairn insights setup --endpoint <url> --model <model>`, or pick an agent CLI (claude, codex, gemini, copilot)".to_owned(),
             }),
         }
     }

@@ -54,6 +54,20 @@ impl RetryPolicy {
     }
 }
 
+/// How long a connection to a server may take to open, apart from the request's own timeout:
+/// a host that drops the connection attempt (another network, a firewall, an address that
+/// routes nowhere) is said to be unreachable in seconds, not after the minutes a slow model
+/// may take to answer. Half the request's timeout when that is shorter
+/// ([`connect_timeout_for`]).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The connect timeout of a request that may take `timeout` in all: [`CONNECT_TIMEOUT`], or
+/// half of `timeout` when that is less, so the connection's deadline always comes first and a
+/// connection that never opened is never said to be a server that did not answer.
+pub fn connect_timeout_for(timeout: Duration) -> Duration {
+    CONNECT_TIMEOUT.min(timeout / 2)
+}
+
 /// Largest response body read (16 MiB); a larger one fails the request.
 pub const MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
@@ -191,6 +205,7 @@ impl Client {
             .max_redirects(0)
             .proxy(None)
             .timeout_global(Some(server.timeout))
+            .timeout_connect(Some(connect_timeout_for(server.timeout)))
             .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
@@ -417,6 +432,49 @@ impl Client {
         }
     }
 
+    /// What an exchange that got no HTTP answer comes to, in words that say whether the
+    /// connection never opened (within [`CONNECT_TIMEOUT`], refused, no such host: the
+    /// address or the server is at fault) or the server took it and did not answer in time (a
+    /// slow model: the request's timeout, named where it is set).
+    fn unanswered(&self, e: &ureq::Error) -> LlmError {
+        use ureq::Timeout;
+        let at = self.endpoint.redacted();
+        let to = self.endpoint.host_port();
+        let io_kind = match e {
+            ureq::Error::Io(io) => Some(io.kind()),
+            _ => None,
+        };
+        let message = match (e, io_kind) {
+            (ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve), _) => format!(
+                "could not connect to {to} within {} s ({at}): check that the server runs and that this machine can reach that address (another network, a VPN or a firewall may drop the connection)",
+                connect_timeout_for(self.timeout).as_secs_f64()
+            ),
+            (ureq::Error::Timeout(_), _) => {
+                let fix = match &self.timeout_setting {
+                    Some(setting) => {
+                        format!("for a slow model, raise {setting} in config.toml")
+                    }
+                    None => "no setting changes this wait: check that the server is running and not stuck".to_owned(),
+                };
+                format!(
+                    "{at} gave no answer within {} s ({fix})",
+                    self.timeout.as_secs_f64()
+                )
+            }
+            (_, Some(std::io::ErrorKind::ConnectionRefused)) => format!(
+                "could not connect to {to} ({at}): the connection was refused; start the server, or check the endpoint's port"
+            ),
+            (ureq::Error::HostNotFound, _) => format!(
+                "could not connect to {to} ({at}): no such host; check the endpoint's host name"
+            ),
+            _ => format!(
+                "cannot reach {at}: {}",
+                crate::text::one_line(&e.to_string(), 200)
+            ),
+        };
+        LlmError::Unreachable(message)
+    }
+
     /// Classify one HTTP exchange (reference §5.7).
     fn interpret<T>(
         &self,
@@ -426,30 +484,7 @@ impl Client {
         let at = self.endpoint.redacted();
         let mut resp = match sent {
             Ok(r) => r,
-            Err(ureq::Error::Timeout(_)) => {
-                let fix = match &self.timeout_setting {
-                    Some(setting) => {
-                        format!("for a slow model, raise {setting} in config.toml")
-                    }
-                    None => "no setting changes this wait: check that the server is running and not stuck".to_owned(),
-                };
-                return Attempt::Retry(
-                    LlmError::Unreachable(format!(
-                        "{at} gave no answer within {} s ({fix})",
-                        self.timeout.as_secs_f64()
-                    )),
-                    None,
-                );
-            }
-            Err(e) => {
-                return Attempt::Retry(
-                    LlmError::Unreachable(format!(
-                        "cannot reach {at}: {}",
-                        crate::text::one_line(&e.to_string(), 200)
-                    )),
-                    None,
-                );
-            }
+            Err(e) => return Attempt::Retry(self.unanswered(&e), None),
         };
         let status = resp.status().as_u16();
         let header = |name: &str| {
@@ -475,6 +510,7 @@ impl Client {
             Err(ureq::Error::BodyExceedsLimit(limit)) => {
                 return Attempt::Fail(LlmError::TooLarge { limit });
             }
+            Err(e @ ureq::Error::Timeout(_)) => return Attempt::Retry(self.unanswered(&e), None),
             Err(e) => {
                 return Attempt::Retry(
                     LlmError::Unreachable(format!(
@@ -694,5 +730,98 @@ mod tests {
         assert!(parse_embeddings(&v, 2).is_err());
         let v = json!({"data": [{"index": 0, "embedding": [1.0]}]});
         assert!(parse_embeddings(&v, 2).is_err());
+    }
+
+    fn client_for(url: &str, timeout: Duration) -> Client {
+        let mut c = Client::new(&Server {
+            endpoint: Endpoint::parse(url).unwrap(),
+            api_key_env: String::new(),
+            timeout,
+            timeout_setting: Some("`timeout` under [t]".into()),
+        })
+        .unwrap();
+        c.retry.max_attempts = 1;
+        c
+    }
+
+    /// A connection refused, one that never opens and a server that takes it and never
+    /// answers are three different failures, each said with its host and its fix: the first
+    /// two are the address or the server, the last a slow model (its timeout named).
+    #[test]
+    fn a_connection_that_never_opens_is_told_from_a_server_that_never_answers() {
+        use std::net::{TcpListener, TcpStream};
+        let err = |c: &Client| match c.models() {
+            Err(LlmError::Unreachable(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        // Nobody listens.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let said = err(&client_for(
+            &format!("http://127.0.0.1:{port}/v1"),
+            Duration::from_secs(30),
+        ));
+        assert!(
+            said.contains(&format!("could not connect to 127.0.0.1:{port}"))
+                && said.contains("refused")
+                && said.contains("start the server"),
+            "{said}"
+        );
+        // Listening, with a backlog no one accepts from: filled, a further connection waits
+        // for a handshake that never comes (as to a host that drops it).
+        let full = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = full.local_addr().unwrap();
+        let mut held = Vec::new();
+        // Full once two attempts in a row wait in vain (one may only have been slow).
+        let mut in_vain = 0;
+        let filled = (0..20_000).any(|_| {
+            match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                Ok(s) => {
+                    held.push(s);
+                    in_vain = 0;
+                }
+                Err(_) => in_vain += 1,
+            }
+            in_vain == 2
+        });
+        assert!(filled, "the backlog never filled ({} held)", held.len());
+        let said = err(&client_for(
+            &format!("http://{addr}/v1"),
+            Duration::from_secs(1),
+        ));
+        assert!(
+            said.contains(&format!("could not connect to {addr} within 0.5 s"))
+                && said.contains("check that the server runs")
+                && !said.contains("gave no answer"),
+            "{said}"
+        );
+        drop(held);
+        // Accepted, then silence: the request's own timeout, and where to raise it.
+        let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = silent.local_addr().unwrap();
+        let keep = std::thread::spawn(move || silent.accept().map(|(s, _)| s));
+        let said = err(&client_for(
+            &format!("http://{addr}/v1"),
+            Duration::from_secs(1),
+        ));
+        assert!(
+            said.contains("gave no answer within 1 s")
+                && said.contains("raise `timeout` under [t]")
+                && !said.contains("could not connect"),
+            "{said}"
+        );
+        drop(keep.join());
+    }
+
+    /// The host and port a connection is made to, the scheme's port when none is written.
+    #[test]
+    fn host_port_names_the_connection() {
+        let at = |u: &str| Endpoint::parse(u).unwrap().host_port();
+        assert_eq!(at("https://api.example.com/v1"), "api.example.com:443");
+        assert_eq!(at("http://10.255.255.1/v1"), "10.255.255.1:80");
+        assert_eq!(at("http://[::1]:8080/v1"), "[::1]:8080");
     }
 }

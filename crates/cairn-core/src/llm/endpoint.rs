@@ -78,6 +78,23 @@ fn is_key_shaped(part: &str) -> bool {
     digits && letters && (len >= 24 || (len >= 16 && mixed_case))
 }
 
+/// How a person allows plain HTTP for the table `key` names: the setup command that writes it,
+/// where there is one, else the key itself (`[embeddings]` has no setup command).
+fn allow_http_how(key: &str) -> String {
+    let command = if key.starts_with("recall.extract.") {
+        Some("cairn recall extract setup")
+    } else if key == "insights" {
+        Some("cairn insights setup")
+    } else {
+        None
+    };
+    if let Some(command) = command {
+        format!("run `{command}` again with --allow-http (it sets {key}.allow_http)")
+    } else {
+        format!("set {key}.allow_http = true")
+    }
+}
+
 impl ServerConfig {
     /// Validate under `key` (e.g. `recall.extract.servers.local`); errors name `config_path`
     /// and the key to fix.
@@ -97,8 +114,9 @@ impl ServerConfig {
             return Err(bad(
                 "endpoint",
                 format!(
-                    "{} is plain HTTP to a host that is not loopback, which would send transcript text unencrypted; use https://, or set {key}.allow_http = true",
-                    endpoint.redacted()
+                    "{} is plain HTTP to a host that is not loopback, which would send transcript text unencrypted; use https://, or, if that network is yours, {}",
+                    endpoint.redacted(),
+                    allow_http_how(key)
                 ),
             ));
         }
@@ -304,16 +322,31 @@ impl Endpoint {
         self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
     }
 
-    fn authority(&self) -> String {
-        let host = if self.host.contains(':') {
+    /// The host as a URL writes it: an IPv6 address in brackets.
+    fn url_host(&self) -> String {
+        if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
             self.host.clone()
-        };
+        }
+    }
+
+    fn authority(&self) -> String {
+        let host = self.url_host();
         match self.port {
             Some(p) => format!("{host}:{p}"),
             None => host,
         }
+    }
+
+    /// `host:port` as a connection is made to it (the scheme's port when none is written),
+    /// for a message about that connection.
+    pub fn host_port(&self) -> String {
+        let port = self.port.unwrap_or(match self.scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        });
+        format!("{}:{port}", self.url_host())
     }
 
     fn scheme_str(&self) -> &'static str {
@@ -505,12 +538,25 @@ mod tests {
         let err = server("http://api.example.com/v1", false)
             .unwrap_err()
             .to_string();
+        // The command that writes the key, not a hand edit, where a setup command exists.
         assert!(
             err.contains("/d/config.toml")
                 && err.contains("recall.extract.servers.main.endpoint")
-                && err.contains("allow_http"),
+                && err.contains("`cairn recall extract setup` again with --allow-http")
+                && !err.contains("allow_http = true"),
             "{err}"
         );
+        let far = |key: &str| {
+            ServerConfig {
+                endpoint: "http://api.example.com/v1".into(),
+                ..Default::default()
+            }
+            .resolve(Path::new("/d/config.toml"), key)
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(far("insights").contains("`cairn insights setup` again with --allow-http"));
+        assert!(far("embeddings").contains("embeddings.allow_http = true"));
         assert!(server("http://api.example.com/v1", true).is_ok());
         // A name that merely starts like loopback is not loopback.
         assert!(server("http://127.0.0.1.example.com/v1", false).is_err());

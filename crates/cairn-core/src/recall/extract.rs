@@ -30,7 +30,7 @@ pub use run::{Event, ExtractProgress, RunOptions, RunReport, SessionFailure, Sil
 pub use store::{EntryStates, GenState, Generation, Lifecycle, ProjectCoverage, RunLog};
 
 use crate::error::{Error, Result};
-use crate::llm::{Ask, Client, Generator, Usage};
+use crate::llm::{Ask, Generator, Usage};
 use segment::Unit;
 
 /// Which sessions a pass (or a preview) covers. All filters combine.
@@ -357,6 +357,10 @@ pub struct ExtractDoctor {
     /// How long the probe took, in milliseconds.
     pub probe_ms: u32,
     pub usage: Usage,
+    /// An endpoint's `/models` answer as a setup reads it; absent for an agent CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub models: Option<crate::llm::models::EndpointCheck>,
 }
 
 impl ExtractDoctor {
@@ -368,13 +372,15 @@ impl ExtractDoctor {
 /// The probe's synthetic message: a standing preference any model should be able to record.
 pub const PROBE_MESSAGE: &str = "USER MESSAGE (ordinal 0):\nRun the dev server on port 4173 from now on; port 3000 is taken by the API gateway.";
 
-/// Run the doctor's calls: `/models` on `models` (an endpoint's client), then the probe through
-/// `generator` (one attempt each).
+/// Run the doctor's calls: an endpoint's `/models`, read as `models` (its setup check,
+/// [`crate::llm::models::EndpointCheck`]), then the probe through `generator` (one attempt).
+/// A server that could not be reached is not probed: the probe could fare no better.
 pub fn doctor(
     settings: &Settings,
     generator: &dyn Generator,
-    models: Option<&Client>,
+    models: Option<crate::llm::models::EndpointCheck>,
 ) -> ExtractDoctor {
+    use crate::llm::models::ModelListing;
     let (server, _) = settings
         .server
         .as_ref()
@@ -383,7 +389,9 @@ pub fn doctor(
         model: settings.model.clone(),
         deployment: settings.deployment.clone(),
         server,
-        endpoint: models.map_or_else(|| generator.describe(), Client::endpoint),
+        endpoint: models
+            .as_ref()
+            .map_or_else(|| generator.describe(), |c| c.endpoint.clone()),
         profile: settings.profile.to_owned(),
         segmenter: segment::SEGMENTER.to_owned(),
         max_window_chars: settings.max_window_chars as u32,
@@ -391,38 +399,42 @@ pub fn doctor(
         probe_request: PROBE_MESSAGE.to_owned(),
         ..Default::default()
     };
-    match models.map(|client| {
-        let mut client = client.clone();
-        client.retry.max_attempts = 1;
-        client.models()
-    }) {
-        None => d.checks.push(DoctorCheck {
+    let reached = models.as_ref().is_none_or(|c| c.listing.reached());
+    d.checks.push(match &models {
+        None => DoctorCheck {
             name: "generator".into(),
             ok: true,
             detail: format!(
                 "{} answers (an agent CLI lists no models)",
                 generator.describe()
             ),
-        }),
-        Some(result) => match result {
-            // Read as `cairn insights setup` reads it, in the same words (cleaned, at most
-            // ten named); here the probe below decides whatever the list says.
-            Ok(ids) => d.checks.push(DoctorCheck {
-                name: "models".into(),
-                ok: true,
-                detail: match crate::llm::models::ModelListing::of(Ok(ids), &settings.model) {
-                    crate::llm::models::ModelListing::Listed => {
-                        format!("{} is served", crate::text::one_line(&settings.model, 120))
-                    }
-                    other => other.sentence(&settings.model, "the probe"),
-                },
-            }),
-            Err(e) => d.checks.push(DoctorCheck {
-                name: "models".into(),
-                ok: false,
-                detail: e.to_string(),
-            }),
         },
+        // Read as `cairn insights setup` reads it, in the same words (cleaned, at most ten
+        // named); here the probe below decides whatever the list says, unless the server
+        // could not be reached or refused the key.
+        Some(c) => DoctorCheck {
+            name: "models".into(),
+            ok: !matches!(
+                c.listing,
+                ModelListing::Unreachable { .. } | ModelListing::KeyRefused { .. }
+            ),
+            detail: match &c.listing {
+                ModelListing::Listed => {
+                    format!("{} is served", crate::text::one_line(&settings.model, 120))
+                }
+                ModelListing::Unreachable { why } | ModelListing::KeyRefused { why } => why.clone(),
+                other => other.sentence(&settings.model, "the probe"),
+            },
+        },
+    });
+    d.models = models;
+    if !reached {
+        d.checks.push(DoctorCheck {
+            name: "probe".into(),
+            ok: false,
+            detail: "not sent: the server could not be reached (see above)".into(),
+        });
+        return d;
     }
     let schema = prompt::schema();
     let ask = Ask {

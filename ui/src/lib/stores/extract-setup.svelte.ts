@@ -27,7 +27,27 @@ export function blankSetup(): ExtractSetup {
     schedule: 'after_sync',
     input_price_per_mtok: null,
     output_price_per_mtok: null,
+    allow_http: false,
   };
+}
+
+/** Is `endpoint` plain http:// to a host that is not this machine (not `localhost`, a
+ * `127.x.x.x` address or `::1`)? Such a server is saved only with plain HTTP allowed, as the core
+ * and both setup commands' `--allow-http` say (transcript text would cross the network
+ * unencrypted). False for what does not parse: Test and Save say why. */
+export function plainHttpOffMachine(endpoint: string): boolean {
+  let url: URL;
+  try {
+    // Read once and dropped: nothing reacts to it.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
+    url = new URL(endpoint.trim());
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return !loopback;
 }
 
 /** `base` with the detected generator `g` picked: the core says what `g` stands for
@@ -54,6 +74,9 @@ export function missing(setup: ExtractSetup): string | null {
   if (!endpoint) return 'Type the server’s OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1), or pick a generator above.';
   if (!/^https?:\/\/\S+$/.test(endpoint)) return 'The endpoint is a URL starting with http:// or https://, without spaces.';
   if (!setup.model.trim()) return 'Name the model to ask (the server’s list shows what it offers).';
+  if (plainHttpOffMachine(endpoint) && !setup.allow_http) {
+    return 'This is plain HTTP to another machine, so session text would cross the network unencrypted: use https://, or tick “Allow plain HTTP” if that network is yours.';
+  }
   const variable = setup.api_key_env.trim();
   if (variable && !VARIABLE_NAME.test(variable)) {
     return 'The API key variable is the name of an environment variable (such as OPENAI_API_KEY), never the key itself.';

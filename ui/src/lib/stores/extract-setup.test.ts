@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DetectedGenerator, ExtractPreview, ExtractSetup } from '../api';
-import { ExtractSetupStore, blankSetup, missing, passSeconds, roughly, uses, withPicked, type ExtractSetupApi } from './extract-setup.svelte';
+import { ExtractSetupStore, blankSetup, missing, passSeconds, plainHttpOffMachine, roughly, uses, withPicked, type ExtractSetupApi } from './extract-setup.svelte';
 
 const ok = <T>(data: T) => ({ status: 'ok' as const, data });
 
@@ -74,6 +74,14 @@ describe('extraction setup', () => {
     expect(missing({ ...ready, endpoint: 'http:/ bad url with spaces' })).toContain('http:// or https://');
     expect(missing({ ...ready, api_key_env: 'sk-live-THIS-IS-A-REAL-KEY-123' })).toContain('never the key itself');
     expect(missing({ ...ready, api_key_env: '' })).toBeNull();
+    // Plain HTTP to another machine waits for the box the CLI's --allow-http is.
+    const far = { ...ready, endpoint: 'http://192.0.2.7:8080/v1' };
+    expect(plainHttpOffMachine(far.endpoint)).toBe(true);
+    expect(missing(far)).toContain('Allow plain HTTP');
+    expect(missing({ ...far, allow_http: true })).toBeNull();
+    for (const here of ['http://localhost:1/v1', 'http://127.1.2.3:1/v1', 'http://[::1]:1/v1', 'https://192.0.2.7/v1', 'not a url']) {
+      expect(plainHttpOffMachine(here), here).toBe(false);
+    }
   });
 
   it('clears a stale failure when a new test or save starts, and holds Start while Save refuses the form', async () => {
