@@ -953,7 +953,14 @@ mod tests {
         .unwrap_err();
         assert_eq!(refused["kind"], "invalid", "{refused}");
         let request = json!({ "session": key, "project": null, "before": null, "agent": null, "allow_reimport": false });
-        invoke(&app, "forget_sessions", json!({ "request": request })).unwrap();
+        // The window forgets what its preview listed: the plan goes back with the request.
+        let plan = invoke(&app, "forget_preview", json!({ "request": request })).unwrap();
+        invoke(
+            &app,
+            "forget_sessions",
+            json!({ "request": request, "plan": plan }),
+        )
+        .unwrap();
         assert_eq!(*causes.lock().unwrap(), ["correct", "correct", "forget"]);
     }
 

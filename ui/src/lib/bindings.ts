@@ -161,8 +161,9 @@ export const commands = {
 	 */
 	recallMerge: (duplicate: string, keep: string) => typedError<Entry_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("recall_merge", { duplicate, keep })),
 	/**
-	 *  Flag entries whose cited files changed in later commits (they return to the inbox);
-	 *  says how many were trusted (no longer served) and how many were waiting already.
+	 *  Flag entries whose cited files changed in a commit since the last check (they return to
+	 *  the inbox): the Inbox's Check for stale entries, the check every sync runs after its
+	 *  capture. Says how many were trusted (no longer served) and how many were waiting already.
 	 */
 	recallCheckStale: () => typedError<Flagged, ErrorReport_Serialize>(__TAURI_INVOKE("recall_check_stale")),
 	/**  Entries whose evidence lies in a session (the session's Recall panel), any status. */
@@ -207,10 +208,12 @@ export const commands = {
 	/**  Exactly what forgetting `request` would remove; changes nothing. */
 	forgetPreview: (request: ForgetRequest_Deserialize) => typedError<ForgetPlan_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_preview", { request })),
 	/**
-	 *  Forget what `request` names (the window showed `forget_preview`'s list first); the window
-	 *  then says the session is gone, and `archive-changed` makes the other places reload.
+	 *  Forget what `plan` lists, the list `forget_preview` of `request` gave and the window showed,
+	 *  and nothing else: a session a sync added since, or a database a rebuild set aside since,
+	 *  is left as no one was asked about it (as `cairn forget` does). The window then says the
+	 *  session is gone, and `archive-changed` makes the other places reload.
 	 */
-	forgetSessions: (request: ForgetRequest_Deserialize) => typedError<Forgotten_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_sessions", { request })),
+	forgetSessions: (request: ForgetRequest_Deserialize, plan: ForgetPlan_Deserialize) => typedError<Forgotten_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("forget_sessions", { request, plan })),
 	/**
 	 *  Read the sessions `request` names again from their retained copies (`dry_run`: say what
 	 *  would change, change nothing). Sends `sync-progress` while it reads and, when records
@@ -239,7 +242,11 @@ export const commands = {
 	extractDetect: () => typedError<DetectedGenerator_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("extract_detect")),
 	/**  The Settings form's values: `[recall.extract]` as it is on disk. */
 	extractSetup: () => typedError<ExtractSetup_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_setup")),
-	/**  One tiny extraction through the form's setup (nothing saved): request, answer, time. */
+	/**
+	 *  One tiny extraction through the form's setup (nothing saved): request, answer, time. The
+	 *  server's model list is shown, not enforced: the form's Save sends nothing, so a model the
+	 *  list does not name is said in the test's `models` check and the probe decides.
+	 */
 	extractTest: (setup: ExtractSetup_Deserialize) => typedError<ExtractDoctor_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_test", { setup })),
 	/**  What a pass would send now: sessions, units, estimated tokens, time and cost. */
 	extractPreview: () => typedError<ExtractPreview_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("extract_preview")),
@@ -292,19 +299,20 @@ export const commands = {
 	 *  "Set up or bring up" (`cairn team init`), as the saved server's user, who must be the
 	 *  database's owner or a superuser: the team's role, whether this run made it, its members and
 	 *  the roles that may connect but are not in it. When the team's role is missing and this user
-	 *  may not create roles, the error's hint is the SQL an administrator runs.
+	 *  may not create roles, the error's `sql` is what an administrator runs.
 	 */
-	teamInit: () => typedError<TeamInit, ErrorReport_Serialize>(__TAURI_INVOKE("team_init")),
+	teamInit: () => typedError<TeamInit, AdminError_Serialize>(__TAURI_INVOKE("team_init")),
 	/**
 	 *  "Add to the team" (`cairn team grant`): make `role` a member of the team's role, as the saved
-	 *  server's user (an administrator).
+	 *  server's user (an administrator); the result's `push_url` is what the teammate pushes to.
+	 *  Refused for want of the right, the error's `sql` is the GRANT an administrator runs.
 	 */
-	teamGrant: (role: string) => typedError<TeamMembership_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_grant", { role })),
+	teamGrant: (role: string) => typedError<TeamMembership_Serialize, AdminError_Serialize>(__TAURI_INVOKE("team_grant", { role })),
 	/**
 	 *  "Take out of the team" (`cairn team revoke`): what the role pushed stays (the result says how
 	 *  much, and the SQL a superuser runs to delete it).
 	 */
-	teamRevoke: (role: string) => typedError<TeamMembership_Serialize, ErrorReport_Serialize>(__TAURI_INVOKE("team_revoke", { role })),
+	teamRevoke: (role: string) => typedError<TeamMembership_Serialize, AdminError_Serialize>(__TAURI_INVOKE("team_revoke", { role })),
 	/**  Records across the team matching `query` (web-search syntax), best first. */
 	teamSearch: (query: string, limit: number) => typedError<TeamSearchHit_Serialize[], ErrorReport_Serialize>(__TAURI_INVOKE("team_search", { query, limit })),
 	/**
@@ -334,6 +342,42 @@ export const events = {
 };
 
 /* Types */
+/**
+ *  A refused administrator's command (`init`, grant, revoke) as it crosses to the desktop:
+ *  [`crate::ErrorReport`]'s kind, message and hint, and the SQL that clears it as its own field
+ *  (`None` when there is none), so Settings → Team offers the statement to copy without
+ *  reading the hint's wording.
+ */
+export type AdminError = AdminError_Serialize | AdminError_Deserialize;
+
+/**
+ *  A refused administrator's command (`init`, grant, revoke) as it crosses to the desktop:
+ *  [`crate::ErrorReport`]'s kind, message and hint, and the SQL that clears it as its own field
+ *  (`None` when there is none), so Settings → Team offers the statement to copy without
+ *  reading the hint's wording.
+ */
+export type AdminError_Deserialize = {
+	kind: ErrorKind,
+	message: string,
+	hint?: string | null,
+	/**  The statement whoever the hint names runs, whole. */
+	sql?: string | null,
+};
+
+/**
+ *  A refused administrator's command (`init`, grant, revoke) as it crosses to the desktop:
+ *  [`crate::ErrorReport`]'s kind, message and hint, and the SQL that clears it as its own field
+ *  (`None` when there is none), so Settings → Team offers the statement to copy without
+ *  reading the hint's wording.
+ */
+export type AdminError_Serialize = {
+	kind: ErrorKind,
+	message: string,
+	hint: string | null,
+	/**  The statement whoever the hint names runs, whole. */
+	sql: string | null,
+};
+
 /**  The agents Cairn reads. The string form is part of every key (see [`crate::keys`]). */
 export type Agent = "claude" | "codex" | "copilot" | "qwen" | "droid" | "kimi" | "gemini" | "cursor" | "aider" | "crush" | "opencode" | "cline" | "roo" | "kilo" | "kiro" | "pi" | "openclaw" | "grok" | "hermes" | "antigravity" | "vibe" | "iflow" | "traex" | "gptme" | "posit" | "qwenpaw" | 
 /**  GitHub Copilot in Visual Studio (its OpenTelemetry trace files). */
@@ -684,6 +728,18 @@ export type Edit_Serialize = {
 	scope: Scope | null,
 };
 
+/**
+ *  What a setup learnt of an endpoint before saving it: its `/models` answer read for the model
+ *  it names (a check of the llm floor: config, below it, keeps only what is written).
+ */
+export type EndpointCheck = {
+	/**  The base URL, redacted as every endpoint is shown. */
+	endpoint: string,
+	model: string,
+	/**  Whether the server lists `model`, and what it lists instead. */
+	listing: ModelListing,
+};
+
 /**  One distilled entry. */
 export type Entry = Entry_Serialize | Entry_Deserialize;
 
@@ -921,6 +977,8 @@ export type ExtractDoctor_Deserialize = {
 	/**  How long the probe took, in milliseconds. */
 	probe_ms: number,
 	usage: Usage,
+	/**  An endpoint's `/models` answer as a setup reads it; absent for an agent CLI. */
+	models?: EndpointCheck | null,
 };
 
 /**  `extract doctor`: the settings, then real calls — `/models` and one tiny extraction. */
@@ -943,6 +1001,8 @@ export type ExtractDoctor_Serialize = {
 	/**  How long the probe took, in milliseconds. */
 	probe_ms: number,
 	usage: Usage,
+	/**  An endpoint's `/models` answer as a setup reads it; absent for an agent CLI. */
+	models?: EndpointCheck,
 };
 
 /**  An extraction pass ended (its entries wait in the Recall inbox). Sent as `extract-finished`. */
@@ -1499,7 +1559,18 @@ export type ForgetSetAside = ForgetSetAside_Serialize | ForgetSetAside_Deseriali
  *  or one a rebuild that did not finish left.
  */
 export type ForgetSetAside_Deserialize = {
+	/**
+	 *  The file, as a person reads it: its path, or for a name that is not UTF-8 its lossy form
+	 *  saying so ([`crate::doctor::shown`]). Also how a forget of a plan finds the file again
+	 *  among those in the data dir, and then acts on the file's real name, never on this text.
+	 */
 	path: string,
+	/**
+	 *  The command that deletes the file with its `-wal` and `-shm`, each named byte for byte
+	 *  ([`crate::doctor::quoted`]: `$'\xNN'` parts for what a terminal would not show or is not
+	 *  UTF-8, which bash and zsh read).
+	 */
+	rm?: string,
 	/**
 	 *  How many of the forgotten sessions it was found to hold (0 when it could not be read,
 	 *  and for a file deleted whole, which is not read).
@@ -1515,7 +1586,18 @@ export type ForgetSetAside_Deserialize = {
  *  or one a rebuild that did not finish left.
  */
 export type ForgetSetAside_Serialize = {
+	/**
+	 *  The file, as a person reads it: its path, or for a name that is not UTF-8 its lossy form
+	 *  saying so ([`crate::doctor::shown`]). Also how a forget of a plan finds the file again
+	 *  among those in the data dir, and then acts on the file's real name, never on this text.
+	 */
 	path: string,
+	/**
+	 *  The command that deletes the file with its `-wal` and `-shm`, each named byte for byte
+	 *  ([`crate::doctor::quoted`]: `$'\xNN'` parts for what a terminal would not show or is not
+	 *  UTF-8, which bash and zsh read).
+	 */
+	rm: string,
 	/**
 	 *  How many of the forgotten sessions it was found to hold (0 when it could not be read,
 	 *  and for a file deleted whole, which is not read).
@@ -2389,6 +2471,27 @@ export type MeaningStatus_Serialize = {
 
 /**  Retrieval modes, shared by Recall queries, briefs and the archive search. */
 export type Mode = "lexical" | "vector" | "hybrid";
+
+/**  Whether the server lists the model a setup names. */
+export type ModelListing = 
+/**  It lists the model. */
+{ state: "listed" } | 
+/**  It answered with no models at all (some servers list none): the first request decides. */
+{ state: "none_listed" } | 
+/**  It lists models, not this one: `shown` names the first few, cleaned, of `total`. */
+{ state: "unlisted"; shown: string[]; total: number } | 
+/**
+ *  It answered, but not with a list (an error status, a `/models` it does not serve, not
+ *  JSON): `why`, cleaned. Nothing is known of the model.
+ */
+{ state: "unchecked"; why: string } | 
+/**
+ *  It could not be reached: no connection, or no answer in time (`why`, cleaned, says
+ *  which). Nothing is known of the model, and a request to it would fare no better.
+ */
+{ state: "unreachable"; why: string } | 
+/**  It refused the key (HTTP 401 or 403): every request would be refused too. */
+{ state: "key_refused"; why: string };
 
 /**  An accepted entry that says nearly the same thing. */
 export type NearDuplicate = NearDuplicate_Serialize | NearDuplicate_Deserialize;
@@ -4328,6 +4431,11 @@ export type SyncReport_Deserialize = {
 	 *  anything of, by agent name.
 	 */
 	agents: AgentSync[],
+	/**
+	 *  What the staleness check run after the capture flagged (Recall entries citing a file a
+	 *  commit since changed: [`crate::recall::stale`]); absent when it flagged nothing.
+	 */
+	stale_flagged?: Flagged | null,
 };
 
 /**  What a sync or hook did. */
@@ -4367,6 +4475,11 @@ export type SyncReport_Serialize = {
 	 *  anything of, by agent name.
 	 */
 	agents: AgentSync[],
+	/**
+	 *  What the staleness check run after the capture flagged (Recall entries citing a file a
+	 *  commit since changed: [`crate::recall::stale`]); absent when it flagged nothing.
+	 */
+	stale_flagged?: Flagged,
 };
 
 /**  A normalised target. */
@@ -4519,6 +4632,8 @@ export type TeamMembership_Deserialize = {
 	member: boolean,
 	/**  Whether this run changed anything (`false`: it already was, or was not, a member). */
 	changed: boolean,
+	/**  Whether this run made the login role itself (`cairn team grant --create`). */
+	created: boolean,
 	/**  Roles through which it is still in the team after a revoke (a group it belongs to). */
 	through: string[],
 	/**
@@ -4541,6 +4656,11 @@ export type TeamMembership_Deserialize = {
 	 *  init` grants it again.
 	 */
 	may_connect: boolean,
+	/**
+	 *  After a grant: the connection string the teammate pushes with (`cairn team push --to
+	 *  …`), this server's address with their user, no password ([`Server::url_as`]).
+	 */
+	push_url?: string | null,
 };
 
 /**  What `cairn team grant` or `cairn team revoke` found and did. */
@@ -4558,6 +4678,8 @@ export type TeamMembership_Serialize = {
 	member: boolean,
 	/**  Whether this run changed anything (`false`: it already was, or was not, a member). */
 	changed: boolean,
+	/**  Whether this run made the login role itself (`cairn team grant --create`). */
+	created: boolean,
 	/**  Roles through which it is still in the team after a revoke (a group it belongs to). */
 	through: string[],
 	/**
@@ -4580,6 +4702,11 @@ export type TeamMembership_Serialize = {
 	 *  init` grants it again.
 	 */
 	may_connect: boolean,
+	/**
+	 *  After a grant: the connection string the teammate pushes with (`cairn team push --to
+	 *  …`), this server's address with their user, no password ([`Server::url_as`]).
+	 */
+	push_url: string | null,
 };
 
 /**
