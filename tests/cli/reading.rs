@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::support::Env;
+use crate::support::{Env, mcp_call};
 
 /// The fixtures' long Claude session: 411 records in its first turn.
 const BIG: &str = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
@@ -99,63 +99,20 @@ fn show_opens_the_links_reports_and_exports_cite() {
     assert!(err.contains("record 99999"), "{err}");
 }
 
-/// The MCP server's `show` tool's answer to `arguments`, as an agent reads it: `cairn mcp` over
-/// stdio on this environment's archive.
-fn mcp_show(env: &Env, arguments: &serde_json::Value) -> serde_json::Value {
-    use std::io::{BufRead, BufReader, Write};
-    let messages = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "show", "arguments": arguments}}),
-    ];
-    let mut server = env
-        .command()
-        .arg("mcp")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    for m in &messages {
-        writeln!(stdin, "{m}").unwrap();
-    }
-    // Read until the call is answered; a server that never answers fails rather than hangs.
-    let stdout = server.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Ok(m) = serde_json::from_str::<serde_json::Value>(&line)
-                && m["id"] == 2
-            {
-                let _ = tx.send(m);
-                return;
-            }
-        }
-    });
-    let answer = rx.recv_timeout(std::time::Duration::from_secs(120));
-    drop(stdin);
-    let _ = server.kill();
-    let _ = server.wait();
-    let answer = answer.expect("no answer to `show`");
-    answer["result"]["content"][0]["text"]
-        .as_str()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or_else(|| panic!("{answer}"))
-}
-
 /// Every page of the `show` tool's answer to `address` (a page the byte budget cut goes on
 /// from its cursor): the first page, and the records of all of them.
 fn mcp_records(env: &Env, address: &str) -> (serde_json::Value, Vec<serde_json::Value>) {
-    let first = mcp_show(env, &json!({"address": address}));
+    let first = mcp_call(env, env.root.path(), "show", &json!({"address": address}));
     let mut records = first["records"].as_array().unwrap().clone();
     let mut page = first.clone();
     while let Some(cursor) = page["next_cursor"].as_str() {
         assert!(records.len() <= 100, "the pages never end");
-        page = mcp_show(env, &json!({"address": address, "cursor": cursor}));
+        page = mcp_call(
+            env,
+            env.root.path(),
+            "show",
+            &json!({"address": address, "cursor": cursor}),
+        );
         records.extend(page["records"].as_array().unwrap().iter().cloned());
     }
     (first, records)
@@ -229,7 +186,7 @@ fn the_cli_and_the_mcp_server_show_the_same_records_for_a_link() {
         cli["cited_after_turn"],
         json!({"first": turn_last + 1, "last": turn_last + 4})
     );
-    let mcp = mcp_show(&env, &json!({"address": link}));
+    let mcp = mcp_call(&env, env.root.path(), "show", &json!({"address": link}));
     assert_eq!(
         mcp["cited_after_turn"]["turn_address"],
         format!("cairn://session/{key}?turn=1").as_str()

@@ -5,8 +5,7 @@
 
 use serde_json::json;
 
-use crate::snippets::mcp_call;
-use crate::support::{Env, fixtures, git};
+use crate::support::{Env, fixtures, git, mcp_call};
 
 const GONE: &str = "55604662-cf2a-4331-851a-ec234028f8ca";
 const HERE: &str = "55604662-cf2a-4331-851a-0000000000aa";

@@ -2,11 +2,9 @@
 //! output or in a tool call's input leaves nothing of its escape or its target behind, in the
 //! CLI's lines, its JSON and the MCP server's answer alike.
 
-use std::path::Path;
-
 use serde_json::json;
 
-use crate::support::{Env, copy_tree, fixtures};
+use crate::support::{Env, copy_tree, fixtures, mcp_call};
 
 /// The session of `tests/fixtures/osc8/` (see its SOURCES.md), captured.
 fn with_links() -> Env {
@@ -91,58 +89,4 @@ fn the_mcp_search_shows_the_same_text() {
         assert_no_link_left(snippet, "mcp");
         assert!(snippet.contains(shown), "{snippet}");
     }
-}
-
-/// The MCP server's answer to one call of `tool` with `arguments`, as an agent reads it:
-/// `cairn mcp` over stdio on this environment's archive, started in `dir`.
-pub(crate) fn mcp_call(
-    env: &Env,
-    dir: &Path,
-    tool: &str,
-    arguments: &serde_json::Value,
-) -> serde_json::Value {
-    use std::io::{BufRead, BufReader, Write};
-    let messages = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": tool, "arguments": arguments}}),
-    ];
-    let mut server = env
-        .command()
-        .arg("mcp")
-        .current_dir(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    for m in &messages {
-        writeln!(stdin, "{m}").unwrap();
-    }
-    // Read until the call is answered; a server that never answers fails rather than hangs.
-    let stdout = server.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Ok(m) = serde_json::from_str::<serde_json::Value>(&line)
-                && m["id"] == 2
-            {
-                let _ = tx.send(m);
-                return;
-            }
-        }
-    });
-    let answer = rx.recv_timeout(std::time::Duration::from_secs(120));
-    drop(stdin);
-    let _ = server.kill();
-    let _ = server.wait();
-    let answer = answer.expect("no answer from the MCP server");
-    answer["result"]["content"][0]["text"]
-        .as_str()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or_else(|| panic!("{answer}"))
 }

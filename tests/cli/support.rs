@@ -109,13 +109,19 @@ impl Env {
     }
 }
 
-/// Run `cmd` with `input` on its stdin, closed after it, as an agent runs its hook.
 /// `cairn args…` run while this test holds the archive's capture lock, as another process's
-/// rebuild holds it: the first line it writes to stderr, then (the lock let go) its output.
+/// rebuild holds it: see [`run_holding`].
 pub fn run_while_locked(env: &Env, args: &[&str]) -> (String, Output) {
-    use std::io::BufRead as _;
     let lock = cairn_core::archive::capture::CaptureLock::open(&env.data()).unwrap();
-    let held = lock.lock().unwrap();
+    run_holding(env, lock.lock().unwrap(), args)
+}
+
+/// `cairn args…` started while `held` (whatever holds the capture lock: this process's guard,
+/// another process) is alive: the first line it writes to stderr (empty when it wrote none
+/// within a minute), then, `held` dropped, its output and the rest of its stderr. The lock
+/// runners above and below share it, so a command that says it waits is read the same way.
+fn run_holding<H>(env: &Env, held: H, args: &[&str]) -> (String, Output) {
+    use std::io::{BufRead as _, Read as _};
     let mut child = env
         .command()
         .args(args)
@@ -124,12 +130,27 @@ pub fn run_while_locked(env: &Env, args: &[&str]) -> (String, Output) {
         .spawn()
         .unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = stderr.read_line(&mut first);
+        let _ = tx.send(first);
+        let mut rest = Vec::new();
+        let _ = stderr.read_to_end(&mut rest);
+        rest
+    });
+    // A command that never says it waits would wait for ever: the lock is let go after a
+    // minute either way, and the empty line fails the test's assertion.
+    let first = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .unwrap_or_default();
     drop(held);
-    (line, child.wait_with_output().unwrap())
+    let mut out = child.wait_with_output().unwrap();
+    out.stderr = reader.join().unwrap();
+    (first, out)
 }
 
+/// Run `cmd` with `input` on its stdin, closed after it, as an agent runs its hook.
 pub fn fed(mut cmd: Command, input: &[u8]) -> Output {
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -356,36 +377,64 @@ fn signal(pid: u32, name: &str) {
         .status();
 }
 
-/// `cairn args…` run while `held` holds the capture lock: the first line it writes to stderr
-/// (empty when it wrote none within a minute), then, `held` let go, its output and the rest of
-/// its stderr.
+/// `cairn args…` run while another process (`held`) holds the capture lock: see
+/// [`run_holding`].
 #[cfg(target_os = "linux")]
 pub fn run_while_held(env: &Env, held: HeldLock, args: &[&str]) -> (String, Output) {
-    use std::io::{BufRead as _, Read as _};
-    let mut child = env
+    run_holding(env, held, args)
+}
+
+/// The MCP server's answer to one call of `tool` with `arguments`, as an agent reads it:
+/// `cairn mcp` over stdio on this environment's archive, started in `dir` (`env.root` is where
+/// [`Env::command`] starts every other command).
+pub fn mcp_call(
+    env: &Env,
+    dir: &Path,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> serde_json::Value {
+    use std::io::{BufRead, BufReader, Write};
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments}}),
+    ];
+    let mut server = env
         .command()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .arg("mcp")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut stdin = server.stdin.take().unwrap();
+    for m in &messages {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    // Read until the call is answered; a server that never answers fails rather than hangs.
+    let stdout = server.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut first = String::new();
-        let _ = stderr.read_line(&mut first);
-        let _ = tx.send(first);
-        let mut rest = Vec::new();
-        let _ = stderr.read_to_end(&mut rest);
-        rest
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(m) = serde_json::from_str::<serde_json::Value>(&line)
+                && m["id"] == 2
+            {
+                let _ = tx.send(m);
+                return;
+            }
+        }
     });
-    // A command that never says it waits would wait for ever: the lock is let go after a
-    // minute either way, and the empty line fails the test's assertion.
-    let first = rx
-        .recv_timeout(std::time::Duration::from_secs(60))
-        .unwrap_or_default();
-    drop(held);
-    let mut out = child.wait_with_output().unwrap();
-    out.stderr = reader.join().unwrap();
-    (first, out)
+    let answer = rx.recv_timeout(std::time::Duration::from_secs(120));
+    drop(stdin);
+    let _ = server.kill();
+    let _ = server.wait();
+    let answer = answer.unwrap_or_else(|_| panic!("no answer to `{tool}` from the MCP server"));
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_else(|| panic!("{answer}"))
 }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
 import StatusBar from './StatusBar.svelte';
 import type { AppStore } from '../stores/app.svelte';
@@ -53,6 +53,36 @@ describe('StatusBar', () => {
     expect(failed.textContent).toBe(`Sync failed: ${reason}`);
     expect(failed.getAttribute('role')).toBe('alert');
     expect(failed.title).toBe(reason);
+  });
+
+  it('says which Recall entries the sync took out of service, with a way to the inbox', () => {
+    const app = { info: null, live: null } as unknown as AppStore;
+    const done = report({ sessions_updated: 1, stale_flagged: { trusted: 2, untrusted: 0 } });
+    const sync = { status: 'done', report: done, problem: null, progress: null } as unknown as SyncStore;
+    const live = { extracting: null } as unknown as LiveStore;
+    const oninbox = vi.fn();
+    const noop = () => {};
+    component = mount(StatusBar, { target: document.body, props: { app, sync, live, onsync: noop, oninbox, onreadagain: noop } });
+    flushSync();
+    const flagged = document.querySelector<HTMLButtonElement>('[data-testid="sync-stale-flagged"]')!;
+    expect(flagged.textContent).toBe('2 Recall entries taken out of service: a commit changed files they cite — review them');
+    flagged.click();
+    expect(oninbox).toHaveBeenCalledTimes(1);
+  });
+
+  it('counts flagged entries that were only waiting in the inbox apart, and says nothing when none were', () => {
+    expect(bar(report({ stale_flagged: { trusted: 1, untrusted: 3 } }))).toContain(
+      '1 Recall entry taken out of service and 3 in the inbox marked stale: a commit changed files they cite — review them',
+    );
+    unmount(component!);
+    component = undefined;
+    expect(bar(report({ stale_flagged: { trusted: 0, untrusted: 1 } }))).toContain(
+      '1 Recall entry in the inbox marked stale: a commit changed files they cite — review them',
+    );
+    unmount(component!);
+    component = undefined;
+    expect(bar(report())).not.toContain('Recall');
+    expect(document.querySelector('[data-testid="sync-stale-flagged"]')).toBeNull();
   });
 
   it('says up to date when nothing came', () => {

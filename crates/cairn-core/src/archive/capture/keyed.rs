@@ -31,10 +31,13 @@ type Indexed<'b> = Vec<(i64, Option<&'b str>, Option<&'b str>)>;
 impl KeyedWriter {
     /// `lr` was already stored under its key: update the row when its revision moved (or the
     /// unit was retracted and came back). The old full-text entry is removed here; the new one
-    /// joins the batch's index rows. A batch that updated a record queues its session for a
-    /// relink (`write.rs`, same transaction): that queue is how the rooms above hear of a record
-    /// changed in place, the session's `next_ordinal` not moving (the facade's after-capture
-    /// step checks Recall's evidence there and forgets what extraction's status kept of it).
+    /// joins the batch's index rows. A batch that updated a record, or changed which records
+    /// stand (one retracted or come back, here or in [`Self::apply`] and
+    /// [`Self::stored_retracted`], see [`Self::liveness_changed`]), queues its session for a
+    /// relink (`write.rs`, same transaction) even when it added nothing: that queue is how the
+    /// rooms above hear of a record changed or dropped in place, the session's `next_ordinal`
+    /// not moving (the facade's after-capture step checks Recall's evidence there and forgets
+    /// what extraction's status kept of it).
     pub(super) fn update<'b>(
         &mut self,
         tx: &rusqlite::Connection,
