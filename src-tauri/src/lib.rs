@@ -198,13 +198,18 @@ pub fn run() {
     }
 
     // Debug builds refresh the bindings at start-up, so `tauri dev` picks up a changed command
-    // without a test run. This never stops the app: a read-only checkout just keeps its file.
+    // without a test run. Only a binary run from its own checkout's target folder does: a copy
+    // run elsewhere (an older build kept to compare) would write its stale types over the
+    // checkout's. This never stops the app: a read-only checkout just keeps its file.
     #[cfg(debug_assertions)]
     {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(BINDINGS_PATH);
-        if path.parent().is_some_and(Path::exists)
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let path = checkout.join(BINDINGS_PATH);
+        let built_here = std::env::current_exe()
+            .and_then(|exe| Ok((exe.canonicalize()?, checkout.join("target").canonicalize()?)))
+            .is_ok_and(|(exe, target)| exe.starts_with(target));
+        if built_here
+            && path.parent().is_some_and(Path::exists)
             && let Err(message) = export_bindings(&path)
         {
             eprintln!("cairn-desktop: {message}");
