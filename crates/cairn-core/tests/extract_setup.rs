@@ -138,7 +138,9 @@ fn the_test_sends_one_tiny_request_and_saves_nothing() {
     let data = dir.path().join("data");
     let cairn = Cairn::open(&data).unwrap();
     let fake = FakeLlm::start(None);
-    let d = cairn.recall_extract_test(&setup(&fake.url()), false).unwrap();
+    let d = cairn
+        .recall_extract_test(&setup(&fake.url()), false)
+        .unwrap();
     assert!(d.ok(), "{d:?}");
     assert_eq!(d.probe_entries, Some(1));
     assert!(d.probe_request.contains("port 4173"));
