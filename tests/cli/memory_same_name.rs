@@ -1,5 +1,6 @@
-//! `cairn hook` at session start in one of two repositories named `api`: the notes learnt in the
-//! other stay out of the agent's context, and the brief says in its last line how many did.
+//! `cairn hook` at session start (and `cairn recall brief`) in one of two repositories named
+//! `api`: the notes learnt in the other stay out of the agent's context, and the brief says in
+//! its last line how many did.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -105,6 +106,19 @@ fn the_hook_in_another_repository_of_the_same_name_injects_none_of_its_notes() {
         "{in_b}"
     );
     assert!(in_b.ends_with(line), "{in_b}");
+
+    // `cairn recall brief` asked in `a` is `a`'s brief, as the hook's: the same entries, the
+    // same line (human output and --json).
+    let a_dir = a.to_str().unwrap();
+    let brief = env.json(&["-C", a_dir, "recall", "brief", "ship pipeline ORM"]);
+    assert_eq!(brief["entry_ids"], json!(["a-note"]), "{brief}");
+    assert_eq!(brief["left_out"], line, "{brief}");
+    let human = env.ok(&["-C", a_dir, "recall", "brief", "ship pipeline ORM"]);
+    assert!(
+        human.contains("blue pipeline") && !human.contains("Client B"),
+        "{human}"
+    );
+    assert!(human.trim_end().ends_with(line), "{human}");
 
     // A third `api` with no note of its own: nothing injected, nothing said.
     let c = api(&env, "c", "https://git.example.com/me/api.git");

@@ -376,6 +376,20 @@ fn brief_serves_a_branch_scoped_entry_only_on_its_branch() {
         "not outside a repository"
     );
     assert_eq!(ids(&["--git-branch", "spotter-4te"]), json!(["on4te"]));
+    // Asked for the project from another repository, the branch checked out there is not the
+    // brief's: only --git-branch names one.
+    assert_eq!(
+        ids_in(&other, &["--project", &project]),
+        json!([]),
+        "another repository's branch is not the project's"
+    );
+    assert_eq!(
+        ids_in(
+            &other,
+            &["--project", &project, "--git-branch", "spotter-4te"]
+        ),
+        json!(["on4te"])
+    );
     git(&["checkout", "-q", "-b", "spotter-4te"]);
     assert_eq!(ids(&[]), json!(["on4te"]), "on its own branch");
 }

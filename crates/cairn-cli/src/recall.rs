@@ -399,6 +399,11 @@ pub fn run(
                         where_entries_come_from(out, cairn, resp.trusted_only)?;
                     }
                 }
+                // What this repository's brief left out as another repository's, as the hook's
+                // and MCP's say it.
+                if let Some(line) = &resp.left_out {
+                    writeln!(out, "{}", clean(line))?;
+                }
             }
         }
         RecallCommand::List { query, filters } => {

@@ -79,6 +79,11 @@ pub struct QueryResponse {
     /// searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
     #[serde(default)]
     pub vectors_pending: u32,
+    /// A brief for one repository (`Cairn::recall_brief`): the line saying how many of its
+    /// project's entries were left out as another repository's of the same name; absent when
+    /// none were, and from every other answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 /// The ranking policy of a mode (recorded in the ledger).
@@ -154,6 +159,7 @@ pub fn query(
         miss_reason,
         untrusted_matches,
         vectors_pending: 0,
+        left_out: None,
     })
 }
 

@@ -2868,6 +2868,12 @@ export type QueryResponse_Deserialize = {
 	 *  searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
 	 */
 	vectors_pending?: number,
+	/**
+	 *  A brief for one repository (`Cairn::recall_brief`): the line saying how many of its
+	 *  project's entries were left out as another repository's of the same name; absent when
+	 *  none were, and from every other answer.
+	 */
+	left_out?: string | null,
 };
 
 export type QueryResponse_Serialize = {
@@ -2889,6 +2895,12 @@ export type QueryResponse_Serialize = {
 	 *  searched by words only (hybrid) or not at all (vector). 0 when every entry has one.
 	 */
 	vectors_pending: number,
+	/**
+	 *  A brief for one repository (`Cairn::recall_brief`): the line saying how many of its
+	 *  project's entries were left out as another repository's of the same name; absent when
+	 *  none were, and from every other answer.
+	 */
+	left_out?: string,
 };
 
 /**  One cited range with its records as the archive holds them. */

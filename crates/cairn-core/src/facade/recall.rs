@@ -120,8 +120,9 @@ impl Cairn {
     /// packed, whatever else matches. Asked inside a repository with no `project` (or that
     /// repository's) and no `cwd` filter, the brief is that repository's, by the rule the
     /// session-start brief and MCP read: its project's entries learnt in it
-    /// ([`recall::memory::recorded_here`]), then other projects' global ones. Recorded in the
-    /// ledger as `surface` (what was packed).
+    /// ([`recall::memory::recorded_here`]; how many another repository's were left out is said
+    /// in `left_out`), then other projects' global ones; asked for another project, the branch
+    /// is only the `git_branch` filter's. Recorded in the ledger as `surface` (what was packed).
     ///
     /// The rule needs the entry's scope, which the ranking does not filter on, so the ranking is
     /// read as deep as a query may go ([`recall::store::MAX_LIMIT`]) and cut to the limit after.
@@ -131,7 +132,24 @@ impl Cairn {
         dir: &Path,
         surface: recall::model::Surface,
     ) -> Result<recall::QueryResponse> {
-        let place = recall::memory::place(dir);
+        let want = req.filters.limit() as usize;
+        let mut wide = req.clone();
+        wide.context = false;
+        wide.filters.limit = Some(recall::store::MAX_LIMIT);
+        // A brief that names no project or folder is for the repository it was asked in, as
+        // the session-start brief and MCP are: its own entries (not those of another repository
+        // of the same name), then other projects' global ones. Else a branch-scoped entry of
+        // any repository with a branch of this name would apply here.
+        let place = recall::memory::place(dir).filter(|p| {
+            wide.filters.cwd.is_none()
+                && wide
+                    .filters
+                    .project
+                    .as_ref()
+                    .is_none_or(|n| *n == p.project)
+        });
+        // The branch checked out here is the brief's only when the brief is this repository's:
+        // asked for another project, only `--git-branch` names one.
         let branch = req
             .filters
             .git_branch
@@ -141,23 +159,8 @@ impl Cairn {
             .map(str::to_owned)
             .or_else(|| place.as_ref().and_then(|p| p.branch.clone()));
         let branch = branch.as_deref();
-        let want = req.filters.limit() as usize;
-        let mut wide = req.clone();
-        wide.context = false;
-        wide.filters.limit = Some(recall::store::MAX_LIMIT);
-        // A brief that names no project or folder is for the repository it was asked in, as
-        // the session-start brief and MCP are: its own entries (not those of another repository
-        // of the same name), then other projects' global ones. Else a branch-scoped entry of
-        // any repository with a branch of this name would apply here.
         let mut here = None;
-        if let Some(p) = &place
-            && wide.filters.cwd.is_none()
-            && wide
-                .filters
-                .project
-                .as_ref()
-                .is_none_or(|n| *n == p.project)
-        {
+        if let Some(p) = &place {
             wide.filters.project = Some(p.project.clone());
             here = Some(recall::memory::origin::Here::new(&p.root));
         }
@@ -165,14 +168,22 @@ impl Cairn {
         let mut resp = self.recall_answer(&store, &wide)?;
         resp.results
             .retain(|r| recall::memory::applies(&r.entry, branch));
-        if let Some(here) = here.as_mut() {
-            recall::memory::keep_recorded_here(
+        let elsewhere = match here.as_mut() {
+            Some(here) => recall::memory::keep_recorded_here(
                 store.conn(),
                 &mut resp.results,
                 |r| &r.entry,
                 here,
-            )?;
-        }
+            )?,
+            None => 0,
+        };
+        resp.left_out = place.as_ref().and_then(|p| {
+            recall::memory::LeftOut {
+                elsewhere,
+                stopped_after: None,
+            }
+            .line(&p.project)
+        });
         resp.results.truncate(want);
         resp.untrusted_matches = 0;
         if resp.results.is_empty() && req.filters.trusted_only {

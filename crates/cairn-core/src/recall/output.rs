@@ -127,6 +127,8 @@ pub struct QueryDocument<'a> {
     pub untrusted_matches: u32,
     pub vectors_pending: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
 }
 
@@ -148,6 +150,7 @@ impl<'a> QueryDocument<'a> {
             miss_reason: resp.miss_reason,
             untrusted_matches: resp.untrusted_matches,
             vectors_pending: resp.vectors_pending,
+            left_out: resp.left_out.as_deref(),
             summary: summary.then(|| Summary::of(&resp.results)),
         }
     }
@@ -176,6 +179,9 @@ pub struct BriefDocument<'a> {
     pub estimated_tokens: u32,
     pub miss_reason: MissReason,
     pub untrusted_matches: u32,
+    /// How many of the repository's project's entries were left out as another repository's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<&'a str>,
     pub entries: Vec<BriefEntry<'a>>,
 }
 
@@ -194,6 +200,7 @@ impl<'a> BriefDocument<'a> {
             estimated_tokens: packed.map_or(0, |p| p.estimated_tokens),
             miss_reason: resp.miss_reason,
             untrusted_matches: resp.untrusted_matches,
+            left_out: resp.left_out.as_deref(),
             entries: resp
                 .results
                 .iter()
@@ -223,6 +230,7 @@ mod tests {
             miss_reason: MissReason::NoResults,
             untrusted_matches: 2,
             vectors_pending: 3,
+            left_out: Some("1 note from another repository also named p is left out.".into()),
         };
         let core = serde_json::to_value(&resp).unwrap();
         let doc = serde_json::to_value(QueryDocument::of(&resp, Detail::default(), false)).unwrap();
