@@ -897,7 +897,8 @@ pub(crate) fn session_said(n: &cairn_core::archive::store::SessionName) -> Strin
     match n.about.as_deref() {
         Some(about) => format!(
             "{agent} session of {when} \"{}\"",
-            render::line(about, SAID_CHARS)
+            // A cut through a redaction marker closes it: `[REDACT…` reads as neither.
+            cairn_core::text::closed_marker(&render::line(about, SAID_CHARS))
         ),
         None => format!("{agent} session of {when}"),
     }
@@ -1152,4 +1153,28 @@ fn render_summary(out: &mut impl Write, results: &[Ranked]) -> Result<()> {
         writeln!(out, "  {k}: {}", parts.join(" "))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_core::archive::Agent;
+    use cairn_core::archive::store::SessionName;
+
+    /// A request whose redaction marker falls across the cut is named with the marker closed,
+    /// never `[REDACT…`, which reads as neither the secret's kind nor text.
+    #[test]
+    fn a_session_named_by_a_cut_request_keeps_its_redaction_marker_whole() {
+        let name = SessionName {
+            agent: Agent::Claude,
+            ran_by: None,
+            started_at: None,
+            about: Some(format!(
+                "{} [REDACTED:github_token] in the env",
+                "use the token".repeat(3)
+            )),
+        };
+        let said = super::session_said(&name);
+        assert!(said.contains("[REDACTED]…"), "{said}");
+        assert_eq!(said.matches('[').count(), said.matches(']').count(), "{said}");
+    }
 }

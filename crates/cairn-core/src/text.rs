@@ -348,6 +348,20 @@ pub fn visible_line(text: &str) -> String {
     out
 }
 
+/// `snippet` with a redaction marker its cut split closed again: a search headline's fragment
+/// ends at a word, a line cut to its length anywhere, and `[REDACTED:slack-token]` lost its `]` (or, cut at a hyphen, part of its
+/// rule's name, which is not guessed: the marker is left without it).
+pub fn closed_marker(snippet: &str) -> String {
+    const OPEN: &str = "[REDACTED:";
+    match snippet.rfind(OPEN) {
+        Some(at) if !snippet[at..].contains(']') => {
+            let tail = if snippet.ends_with('…') { "…" } else { "" };
+            format!("{}[REDACTED]{tail}", &snippet[..at])
+        }
+        _ => snippet.to_owned(),
+    }
+}
+
 /// Text from outside (a model server's reply, an error) as one safe line: [`printable`], then
 /// [`excerpt`] (whitespace collapsed, at most `max` characters).
 pub fn one_line(text: &str, max: usize) -> String {
@@ -912,5 +926,31 @@ mod tests {
     fn one_line_strips_sequences_collapses_and_bounds() {
         assert_eq!(one_line("bad\u{1b}[31m red\n\tline", 100), "bad red line");
         assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+}
+
+#[cfg(test)]
+mod closed_marker_tests {
+    use super::closed_marker;
+
+    #[test]
+    fn a_marker_a_headline_cut_inside_is_closed_without_guessing_its_rule() {
+        for (snippet, want) in [
+            ("use token [REDACTED:slack-token", "use token [REDACTED]"),
+            ("use token [REDACTED:slack", "use token [REDACTED]"),
+            (
+                "[REDACTED:aws-key] and [REDACTED:path",
+                "[REDACTED:aws-key] and [REDACTED]",
+            ),
+            (
+                "[REDACTED:aws-key] then words",
+                "[REDACTED:aws-key] then words",
+            ),
+            // Cut by the excerpt's own length: the ellipsis stays.
+            ("a [REDACTED:slack-to…", "a [REDACTED]…"),
+            ("no marker", "no marker"),
+        ] {
+            assert_eq!(closed_marker(snippet), want);
+        }
     }
 }

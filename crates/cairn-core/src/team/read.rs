@@ -480,7 +480,12 @@ impl<'a> Reader<'a> {
                     } else {
                         snippet
                     };
-                    closed_marker(&crate::text::excerpt(&snippet, 400))
+                    // Cleaned as a local search's snippet is (a link's address cut at its
+                    // start), then cut, a redaction marker the cut split closed again.
+                    crate::text::closed_marker(&crate::text::excerpt(
+                        &crate::archive::store::shown_snippet(&snippet),
+                        400,
+                    ))
                 },
             })
             .collect())
@@ -1120,44 +1125,4 @@ fn flag(r: &Row, i: usize) -> bool {
 
 fn time(r: &Row, i: usize) -> Option<String> {
     cell(r, i, 64).and_then(|s| crate::text::rfc3339(&s).map(|c| c.into_owned()))
-}
-
-/// `snippet` with a redaction marker its passage cut inside closed again: a headline's fragment
-/// ends at a word, and `[REDACTED:slack-token]` lost its `]` (or, cut at a hyphen, part of its
-/// rule's name, which is not guessed: the marker is left without it).
-fn closed_marker(snippet: &str) -> String {
-    const OPEN: &str = "[REDACTED:";
-    match snippet.rfind(OPEN) {
-        Some(at) if !snippet[at..].contains(']') => {
-            let tail = if snippet.ends_with('…') { "…" } else { "" };
-            format!("{}[REDACTED]{tail}", &snippet[..at])
-        }
-        _ => snippet.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::closed_marker;
-
-    #[test]
-    fn a_marker_a_headline_cut_inside_is_closed_without_guessing_its_rule() {
-        for (snippet, want) in [
-            ("use token [REDACTED:slack-token", "use token [REDACTED]"),
-            ("use token [REDACTED:slack", "use token [REDACTED]"),
-            (
-                "[REDACTED:aws-key] and [REDACTED:path",
-                "[REDACTED:aws-key] and [REDACTED]",
-            ),
-            (
-                "[REDACTED:aws-key] then words",
-                "[REDACTED:aws-key] then words",
-            ),
-            // Cut by the excerpt's own length: the ellipsis stays.
-            ("a [REDACTED:slack-to…", "a [REDACTED]…"),
-            ("no marker", "no marker"),
-        ] {
-            assert_eq!(closed_marker(snippet), want);
-        }
-    }
 }
