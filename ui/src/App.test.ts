@@ -452,6 +452,56 @@ describe('session', () => {
     expect(one(target, 'forget-team')).toBeNull();
   });
 
+  it('after a forget, says the session is gone as a stale link does, and offers nothing to do on it', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+    await settle();
+    showDetails(target);
+    click(one(target, 'forget-button'));
+    await settle();
+    click(one(target, 'forget-confirm'));
+    await settle();
+    const page = one(target, 'session-missing')!;
+    expect(page.textContent).toContain('This session is not in the archive');
+    expect(one(target, 'forget-result')?.textContent).toBe('Forgot 1 session and 23 records.');
+    expect(target.textContent).not.toContain('Loading the session');
+    expect(one(target, 'export-button')).toBeNull();
+    expect(one(target, 'forget-button')).toBeNull();
+    expect(one(target, 'session-recall')).toBeNull();
+    // The archive changing (a sync after the forget) loads nothing back onto the page.
+    stores.live.version++;
+    await settle();
+    expect(one(target, 'session-missing')).not.toBeNull();
+    click(one(target, 'go-sessions'));
+    await settle();
+    expect(stores.router.current.view).toBe('sessions');
+  });
+
+  it('takes the focus into the forget dialog; Esc closes it as Cancel does and stays on the session', async () => {
+    const { target, stores } = await render();
+    stores.router.go({ view: 'session', key: key(1), record: null, turn: null });
+    await settle();
+    showDetails(target);
+    const forget = one(target, 'forget-button') as HTMLButtonElement;
+    forget.focus();
+    click(forget);
+    await settle();
+    const dialog = one(target, 'forget-plan')!;
+    expect(document.activeElement).toBe(dialog);
+    press('Escape', dialog);
+    await settle();
+    expect(one(target, 'forget-plan')).toBeNull();
+    expect(stores.router.current.view).toBe('session');
+    expect(document.activeElement).toBe(one(target, 'forget-button'));
+    // Cancel puts the focus back the same way.
+    click(one(target, 'forget-button'));
+    await settle();
+    click(one(target, 'forget-cancel'));
+    await settle();
+    expect(one(target, 'forget-plan')).toBeNull();
+    expect(document.activeElement).toBe(one(target, 'forget-button'));
+  });
+
   it('names, before a forget, the databases a rebuild set aside that it cleans, deletes or cannot clean', async () => {
     const fake = fakeBackend();
     const aside = [

@@ -114,7 +114,13 @@ export class WindowController implements KeyHandler {
 
   /** The window's keydown listener. */
   onkeydown = (event: KeyboardEvent): void => {
-    if (this.firstRun) return;
+    if (this.firstRun) {
+      // The welcome has no list to move in or step back from, but the keys the status bar
+      // advertises that leave it (1–6 to a view, / to Search) work as everywhere else.
+      const action = keyAction(event);
+      if (action?.type === 'view' || action?.type === 'search') dispatchKey(event, this);
+      return;
+    }
     const target = event.target;
     if (event.key === 'Enter' && target !== null && target === this.#movedFrom && !(event.ctrlKey || event.metaKey || event.altKey)) {
       this.#movedFrom = null;

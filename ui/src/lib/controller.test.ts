@@ -66,7 +66,7 @@ describe('keys', () => {
     expect(press(controller, 'End').defaultPrevented).toBe(false);
   });
 
-  it('do nothing on the welcome screen, but work on the other pages before the first import', () => {
+  it('move nothing on the welcome screen but leave it by a view key, and work on the other pages before the first import', () => {
     const { fake, stores } = fakeStores();
     const controller = new WindowController(stores);
     fake.app.empty = true;
@@ -77,6 +77,14 @@ describe('keys', () => {
     expect(fake.branches.move).not.toHaveBeenCalled();
     press(controller, 'Escape');
     expect(fake.router.current.view).toBe('branches');
+    // The view keys the status bar advertises leave the welcome, as everywhere else.
+    expect(press(controller, '2').defaultPrevented).toBe(true);
+    expect(fake.router.current.view).toBe('sessions');
+    fake.router.go({ view: 'branches', branch: null, repo: null });
+    expect(controller.firstRun).toBe(true);
+    press(controller, '/');
+    expect(fake.router.current.view).toBe('search');
+    fake.router.go({ view: 'branches', branch: null, repo: null });
     // Another tab shows its own (empty) page, not the welcome under its tab.
     for (const view of ['sessions', 'search', 'recall', 'settings', 'team'] as const) {
       fake.router.go(view === 'search' ? { view, q: '' } : view === 'recall' ? { view, tab: 'inbox', insight: null } : view === 'team' ? { view, session: null } : { view });

@@ -210,9 +210,23 @@ describe('displayText', () => {
     expect(displayText('שלום \u200Fעולם\u200E مرحبا')).toBe('שלום \u200Fעולם\u200E مرحبا');
   });
 
-  it('leaves plain text and other control characters as they are', () => {
+  it('leaves plain text, tabs and newlines as they are', () => {
     expect(displayText('a [32m b')).toBe('a [32m b');
-    expect(displayText('tab\there\nnew line\u0007bell')).toBe('tab\there\nnew line\u0007bell');
+    expect(displayText('tab\there\nnew line')).toBe('tab\there\nnew line');
+  });
+
+  it('takes out other control characters as the CLI does, a line-breaking one leaving a space between words', () => {
+    // The core's own case (`printable_removes_whole_sequences`): BEL and NUL go, CR parts words.
+    expect(displayText('a\rb\u0007c\nd\te\u0000')).toBe('a bc\nd\te');
+    expect(displayText('50%\rdone, 50% \rdone, line\r\nnext')).toBe('50% done, 50% done, line\nnext');
+    expect(displayText('page\fbreak\vtab\u0085nel\u007fdel\u0084ind\u001fus')).toBe('page break tab neldelindus');
+    // A run with a line break in it is one cut: one space, not two.
+    expect(displayText('a\u0007\r\u0000b')).toBe('a b');
+  });
+
+  it('takes out what is drawn as nothing and joins nothing, keeping the joiners and marks that shape text', () => {
+    expect(displayText('sha\u200B256-ab\u2060c\uFEFFd\u206Ae\uFFF9f')).toBe('sha256-abcdef');
+    expect(displayText('a\u200Cb\u00ADc \u{1F469}\u200D\u{1F4BB} \u200Fx')).toBe('a\u200Cb\u00ADc \u{1F469}\u200D\u{1F4BB} \u200Fx');
   });
 
   it('cleans session titles and previews too', () => {

@@ -23,27 +23,55 @@ const TERMINAL_ESCAPE = /\x1b[P\]X^_](?:[^\x07\x9c\x1b\n]|\x1b(?!\\)){0,512}(?:\
 // eslint-disable-next-line no-control-regex
 const MAY_ESCAPE = /[\x1b\x90\x98\x9b\x9c\x9d\x9e\x9f]/;
 
-/**
- * Unicode's explicit direction controls: embeddings and overrides (U+202A–U+202E) and isolates
- * (U+2066–U+2069). A right-to-left override makes `invoice_\u202Egpj.exe` read `invoice_exe.jpg`
- * and a command read as another; right-to-left prose needs none of them (its letters carry their
- * direction), so they go, as the CLI's cleaning takes them out.
+/*
+ * Unicode's explicit direction controls, embeddings and overrides (U+202A–U+202E) and isolates
+ * (U+2066–U+2069), are among what `HIDDEN` takes out: a right-to-left override makes
+ * `invoice_\u202Egpj.exe` read `invoice_exe.jpg` and a command read as another; right-to-left
+ * prose needs none of them (its letters carry their direction), so they go, as the CLI's
+ * cleaning takes them out.
  */
-const DIRECTION_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
-const DIRECTION_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * What else a window would draw as a box or as nothing, as the core's `printable` (the CLI's
+ * `clean`) takes it out: control characters but tab and newline (C0, DEL, C1: a transcript's
+ * BEL or NUL), direction controls (above), and the characters drawn as nothing that join nothing
+ * (zero-width space, word joiner and invisible operators, a byte-order mark, the deprecated
+ * format characters U+206A–U+206F, the interlinear annotation marks). A run of them goes as one
+ * cut. The joiners that shape a script or an emoji (ZWJ, ZWNJ), the soft hyphen and the
+ * direction marks stay. Tag characters (U+E0000…), which the core also cuts outside a flag, are
+ * not matched here.
+ */
+// Matching control characters is the point of these patterns.
+// eslint-disable-next-line no-control-regex
+const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb\u202a-\u202e\u2066-\u2069]/u;
+// eslint-disable-next-line no-control-regex
+const HIDDEN_RUNS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb\u202a-\u202e\u2066-\u2069]+/gu;
+/** The controls that end a line or a page on a terminal (CR, VT, FF, NEL): they part words. */
+const LINE_BREAK_CONTROL = /[\r\v\f\x85]/;
+
+/** A cut of `HIDDEN_RUNS` that held a line-breaking control becomes one space when neither side
+ * has whitespace: cut to nothing, `50%\rdone` read `50%done`. A CR before its newline goes. */
+function cutHidden(run: string, at: number, whole: string): string {
+  if (!LINE_BREAK_CONTROL.test(run)) return '';
+  const before = whole[at - 1];
+  const after = whole[at + run.length];
+  return before !== undefined && after !== undefined && !/\s/.test(before) && !/\s/.test(after) ? ' ' : '';
+}
 
 /**
  * Text as a terminal would show it: its escape sequences taken out, so a coloured tool output or
- * a title that caught a colour code reads as the words alone (`␛[32mok` is `ok`), and without
- * direction controls (above). Every text the backend sends goes through here (`inert`, on each
- * answer whole). Other control characters stay as they are: only the sequences go. A
- * search-match mark inside a sequence is kept, so the highlights still open and close in pairs.
+ * a title that caught a colour code reads as the words alone (`␛[32mok` is `ok`), then what
+ * `HIDDEN` names (above), as the CLI's `clean` does: a BEL or NUL from a transcript is not drawn
+ * as a box, and a carriage return, vertical tab, form feed or NEL between two words leaves a
+ * space. Tab and newline stay. Every text the backend sends goes through here (`inert`, on each
+ * answer whole). A search-match mark inside a sequence is kept, so the highlights still open and
+ * close in pairs.
  */
 export function displayText(text: string): string {
   const shown = MAY_ESCAPE.test(text)
     ? text.replace(TERMINAL_ESCAPE, (sequence) => sequence.replace(/[^\u{E000}\u{E001}]/gu, ''))
     : text;
-  return DIRECTION_CONTROL.test(shown) ? shown.replace(DIRECTION_CONTROLS, '') : shown;
+  return HIDDEN.test(shown) ? shown.replace(HIDDEN_RUNS, cutHidden) : shown;
 }
 
 /**

@@ -67,6 +67,10 @@ export class SessionStore {
   forgetting = $state(false);
   /** After a forget: what went (the session is gone), or why the forget failed. */
   forgotten: { text: string; error: boolean } | null = $state(null);
+  /** This session was forgotten from this page: the archive no longer holds it, so the page says
+   * so as it does for a stale link, and loads nothing more for it. Its data was dropped, and
+   * without this the page waited for a load that never came. */
+  gone = $state(false);
   /** The person's last choice to show or fold the header's secondary parts, kept from session to
    * session as a disclosure in a native window is; null until they choose (the window decides). */
   detailsChoice: boolean | null = $state(null);
@@ -82,6 +86,7 @@ export class SessionStore {
   /** Why the session cannot be shown when it is not in the archive (a stale link, a session
    * forgotten since): the page then says so alone, with nothing to export or forget. */
   get missing(): Problem | null {
+    if (this.gone) return { kind: 'not_found', message: `session "${this.key ?? ''}" was forgotten`, hint: null };
     for (const resource of [this.timeline, this.detail]) {
       if (resource.status === 'error' && resource.problem?.kind === 'not_found') return resource.problem;
     }
@@ -130,6 +135,7 @@ export class SessionStore {
       this.exported = null;
       this.forgetPlan = null;
       this.forgotten = null;
+      this.gone = false;
     }
     this.highlight = null;
     this.anchorProblem = null;
@@ -149,7 +155,7 @@ export class SessionStore {
    * names the file. Says where it went and what it left out. */
   async exportAs(format: SessionExportFormat): Promise<void> {
     const key = this.key;
-    if (key === null || this.exporting) return;
+    if (key === null || this.exporting || this.gone) return;
     this.exporting = true;
     try {
       const outcome = await this.#api.sessionExport(key, { format, turns: null, max_output_bytes: 0 });
@@ -170,7 +176,7 @@ export class SessionStore {
   /** Load what forgetting the open session would remove (nothing is removed yet). */
   async askForget(): Promise<void> {
     const key = this.key;
-    if (key === null || this.forgetting) return;
+    if (key === null || this.forgetting || this.gone) return;
     this.forgotten = null;
     const outcome = await this.#api.forgetPreview(this.#forgetRequest(key));
     if (this.key !== key) return;
@@ -198,6 +204,7 @@ export class SessionStore {
           error: false,
         };
         this.forgetPlan = null;
+        this.gone = true;
         this.expanded.clear();
         this.timeline.reset();
         this.detail.reset();
@@ -213,7 +220,7 @@ export class SessionStore {
   /** Reload what is on screen (the archive changed), keeping expanded turns and the place. */
   async refresh(): Promise<void> {
     const key = this.key;
-    if (key === null) return;
+    if (key === null || this.gone) return;
     void this.detail.retry();
     await this.timeline.retry();
     for (const records of this.expanded.values()) void records.retry();

@@ -182,6 +182,15 @@ describe('SessionStore', () => {
     expect((sent[0]?.[1] as { records: number } | undefined)?.records).toBe(23);
     expect(store.forgotten).toEqual({ text: 'Forgot 1 session and 23 records.', error: false });
     expect(store.timeline.data).toBeNull();
+    // The store knows the session is gone: the page says so, and nothing loads it again.
+    expect(store.missing?.kind).toBe('not_found');
+    await store.refresh();
+    expect(store.timeline.status).toBe('idle');
+    await store.askForget();
+    expect(store.forgetPlan).toBeNull();
+    // Another session opens as usual.
+    await store.open(key(2));
+    expect(store.missing).toBeNull();
   });
 
   it('says what a forget did in the databases a rebuild set aside', () => {
