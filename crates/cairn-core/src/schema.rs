@@ -112,7 +112,17 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
     sql(include_str!("recall/migrations/0049_extract_readable.sql")),
     sql(include_str!("recall/migrations/0050_stale_checks.sql")),
+    Migration {
+        sql: include_str!("archive/migrations/0051_link_changed_from.sql"),
+        then: Some(link_changed_from),
+    },
 ];
+
+/// Migration 0051's Rust half: the relink queue says where a session's records changed in
+/// place (added only when absent: an archive wound back by hand may hold the column already).
+fn link_changed_from(tx: &rusqlite::Transaction<'_>, _data_dir: &Path) -> Result<()> {
+    crate::archive::store::add_changed_from(tx).map_err(crate::store::err_in(tx))
+}
 
 /// Migration 0048's Rust half: the records with a CJK word or an emoji are indexed again with
 /// their tail, so a word inside a run of CJK text is found.

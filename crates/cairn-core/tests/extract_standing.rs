@@ -314,3 +314,102 @@ fn a_failure_stored_unredacted_before_is_shown_and_kept_redacted() {
         "{kept:?}"
     );
 }
+
+/// `chat` with a message the model is never shown appended (Gemini CLI's notice of an update,
+/// an `info` message: stored as an event, read by no unit), as the CLI writes one mid-session.
+fn with_notice(chat: &str) -> String {
+    let mut doc: Value = serde_json::from_str(chat).unwrap();
+    let messages = doc["messages"].as_array_mut().unwrap();
+    let at = messages.last().unwrap()["timestamp"].clone();
+    messages.push(serde_json::json!({
+        "id": "notice-0001",
+        "timestamp": at,
+        "type": "info",
+        "content": "Gemini CLI update available",
+    }));
+    serde_json::to_string_pretty(&doc).unwrap()
+}
+
+/// Each progress row of the archive: (state, covered_ordinal, failures).
+fn progress(env: &Env) -> Vec<(String, i64, i64)> {
+    let conn = env.db();
+    let mut stmt = conn
+        .prepare(
+            "SELECT state, covered_ordinal, failures FROM recall_extract_progress
+             ORDER BY session_id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+/// A keyed session a pass failed on that then only grows (by a record no model is shown, so
+/// nothing new to read): its records below where the pass read are as they were, so its row
+/// keeps covering them and the failure waits out its back-off; no request is sent.
+#[test]
+fn a_keyed_session_that_only_grew_keeps_its_failed_passs_back_off() {
+    let mut env = Env::new();
+    let chat = original();
+    env.write(&chat);
+    env.fake
+        .fail_after(0, Some(Reply::chat("Sure! Here are the entries.", "stop")));
+    let r = env.run();
+    assert_eq!(r.failed, 1, "{r:?}");
+    let failed = progress(&env);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].0, "failed", "{failed:?}");
+    assert!(failed[0].1 > 0, "{failed:?}");
+
+    let grew = env.write(&with_notice(&chat));
+    assert_eq!(
+        (grew.records_added, grew.records_updated),
+        (1, 0),
+        "{grew:?}"
+    );
+    assert_eq!(
+        progress(&env),
+        failed,
+        "the row no longer covers what it read"
+    );
+
+    env.fake.fail_after(0, None);
+    env.fake.clear();
+    let r = env.run();
+    assert_eq!((r.units, r.calls), (0, 0), "{r:?}");
+    assert!(env.sent().is_empty(), "the back-off was bypassed");
+    assert_eq!(progress(&env), failed);
+}
+
+/// One capture both grows a chat a pass read whole (by a record no model is shown) and rewrites
+/// its first answer in place: what was read from that answer on is read again, the rewritten
+/// words sent, the growth not hiding the rewrite.
+#[test]
+fn a_capture_that_grows_a_session_and_rewrites_a_record_below_is_read_again() {
+    let mut env = Env::new();
+    let first = original();
+    env.write(&first);
+    let r = env.run();
+    assert!(r.units > 1 && r.failed == 0, "{r:?}");
+
+    let mut doc: Value = serde_json::from_str(&first).unwrap();
+    let said = doc["messages"][6]["content"].as_str().unwrap().to_owned();
+    let new = "Rewritten as it grew: the toggle button now lives in the footer.";
+    doc["messages"][6]["content"] = Value::String(format!("{new}\n\n{said}"));
+    let both = env.write(&with_notice(&serde_json::to_string_pretty(&doc).unwrap()));
+    assert_eq!(
+        (both.records_added, both.records_updated),
+        (1, 1),
+        "one record added, one updated in place: {both:?}"
+    );
+
+    env.fake.clear();
+    let r = env.run();
+    assert_eq!((r.sessions, r.failed), (1, 0), "{r:?}");
+    assert_eq!(
+        mentions(&env.sent(), new),
+        1,
+        "the rewritten words reach the model: {r:?}"
+    );
+}

@@ -394,7 +394,7 @@ fn an_archive_from_before_migration_50_reads_every_entry_once_at_its_first_sync(
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 50);
+    assert!(version >= 50, "migration 50 did not run: {version}");
     assert!(case.places().is_empty());
     assert_eq!(case.sync().stale_flagged.map(|f| f.total()), Some(1));
     assert!(case.stale(&both).0);

@@ -237,9 +237,19 @@ impl Cairn {
             }
             // What extraction's status kept of where the session has something to read is
             // trusted while its records end where they did when read, which a record rewritten
-            // in place does not move (a blank answer given its words): read them again, as
-            // after a reindex.
-            if let Err(e) = recall::extract::store::forget_readable(store.conn(), session) {
+            // in place does not move (a blank answer given its words): read it again. What a
+            // pass read is read again only from the lowest record changed in place, which the
+            // queue row says until the relink below deletes it (None: the session only grew).
+            let changed_from =
+                archive::store::changed_from(store.conn(), session).unwrap_or_else(|e| {
+                    // Unknown: as if every record changed (a unit read again, not one kept
+                    // that no longer stands).
+                    tracing::warn!("reading where a session changed failed: {e}");
+                    Some(0)
+                });
+            if let Err(e) =
+                recall::extract::store::forget_readable(store.conn(), session, changed_from)
+            {
                 tracing::warn!("forgetting where a session has something to read failed: {e}");
             }
         }

@@ -442,7 +442,7 @@ impl Cairn {
             archive::swaps::ready(&tx, scrub.source_id, scrub.generation, current).map_err(db)?;
         }
         git::associate::reset(&tx, row).map_err(db)?;
-        archive::store::queue_link(&tx, row).map_err(db)?;
+        archive::store::queue_link(&tx, row, None).map_err(db)?;
         // Evidence cites records by key: the keys of rewritten lines change first, then each
         // range is found again (a range over a redacted record reads differently: revoked).
         for (old, new) in &reread.rekeyed {

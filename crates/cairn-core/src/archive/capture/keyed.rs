@@ -23,6 +23,10 @@ pub(super) struct KeyedWriter {
     /// Whether a record was retracted or came back: the session's turns are then counted
     /// again ([`live_turns`]), a turn whose records were all dropped no longer counting.
     liveness_changed: bool,
+    /// The lowest ordinal updated, retracted or brought back in place: what was read of the
+    /// session from there on no longer stands (`store::queue_link`). None when the batch only
+    /// added records (one inserted retracted already is new, above anything read before).
+    changed_from: Option<i64>,
 }
 
 /// The full-text index rows a batch adds: (rowid, text, tool input).
@@ -48,7 +52,7 @@ impl KeyedWriter {
         let r = &lr.record;
         let stored = tx
             .prepare_cached(
-                "SELECT id, revision, retracted_at IS NOT NULL, turn_id, text, tool_input FROM records
+                "SELECT id, revision, retracted_at IS NOT NULL, turn_id, text, tool_input, ordinal FROM records
                  WHERE session_id = ?1 AND record_hash = ?2 AND block = ?3",
             )?
             .query_row(params![session_row, lr.hash, r.block], |row| {
@@ -59,10 +63,11 @@ impl KeyedWriter {
                     row.get::<_, Option<i64>>(3)?,
                     row.get::<_, Option<String>>(4)?,
                     row.get::<_, Option<String>>(5)?,
+                    row.get::<_, i64>(6)?,
                 ))
             })
             .optional()?;
-        let Some((id, revision, retracted, turn, old_text, old_input)) = stored else {
+        let Some((id, revision, retracted, turn, old_text, old_input, ordinal)) = stored else {
             return Ok(());
         };
         // A record its source says was taken back (`Record::retracted_at`) stays so.
@@ -127,6 +132,7 @@ impl KeyedWriter {
             self.liveness_changed = true;
         }
         self.updated += 1;
+        self.changed(ordinal);
         Ok(())
     }
 
@@ -158,13 +164,15 @@ impl KeyedWriter {
             "UPDATE records SET retracted_at = ?3
              WHERE session_id = ?1 AND unit = ?2 AND retracted_at IS NULL
                AND record_hash NOT IN (SELECT value FROM json_each(?4))
-             RETURNING turn_id",
+             RETURNING turn_id, ordinal",
         )?;
-        let turns = stmt.query_map(params![session_row, unit, now, kept], |row| {
-            row.get::<_, Option<i64>>(0)
+        let retracted = stmt.query_map(params![session_row, unit, now, kept], |row| {
+            Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, i64>(1)?))
         })?;
-        for turn in turns {
-            self.turns.extend(turn?);
+        for row in retracted {
+            let (turn, ordinal) = row?;
+            self.turns.extend(turn);
+            self.changed(ordinal);
             self.live_delta -= 1;
             self.liveness_changed = true;
         }
@@ -181,6 +189,16 @@ impl KeyedWriter {
     /// returns (negative when more were dropped).
     pub(super) fn live_delta(&self) -> i64 {
         self.live_delta
+    }
+
+    /// A stored record at `ordinal` changed in place (rewritten, retracted or come back).
+    fn changed(&mut self, ordinal: i64) {
+        self.changed_from = Some(self.changed_from.map_or(ordinal, |o| o.min(ordinal)));
+    }
+
+    /// The lowest ordinal this batch changed in place, None when it changed none.
+    pub(super) fn changed_from(&self) -> Option<i64> {
+        self.changed_from
     }
 
     /// Whether a record was retracted or came back in this batch.

@@ -524,14 +524,15 @@ pub(super) fn commit_in<'b>(
                 ])
             .map_err(e)?;
             capture_id = Some(tx.last_insert_rowid());
+        }
+        if capture_id.is_some() || keyed.updated > 0 || keyed.liveness_changed() {
             // Relinked after this transaction; named here so that a process that dies before
-            // then leaves the session for the next relink (migration 0011).
-            store::queue_link(tx, session_row).map_err(e)?;
-        } else if keyed.updated > 0 || keyed.liveness_changed() {
-            // Rewritten records can name other files or commands: relink the session too.
-            // Retracted ones (a rewind alone) change what it holds as much: the rooms above
-            // hear of both here (Recall's evidence, what extraction read of it).
-            store::queue_link(tx, session_row).map_err(e)?;
+            // then leaves the session for the next relink (migration 0011). Rewritten records
+            // can name other files or commands: relink the session too. Retracted ones (a
+            // rewind alone) change what it holds as much: the rooms above hear of both here
+            // (Recall's evidence, what extraction read of it), with the lowest record changed
+            // in place, whether or not the batch also added records (migration 0051).
+            store::queue_link(tx, session_row, keyed.changed_from()).map_err(e)?;
         }
         tx.prepare_cached(
             "UPDATE sources SET size = ?2, mtime_ns = ?3, byte_offset = ?4, line_count = ?5, first_line_hash = ?6,

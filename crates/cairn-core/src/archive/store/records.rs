@@ -47,16 +47,6 @@ pub fn records_of_session(conn: &Connection, session: i64) -> rusqlite::Result<V
     rows.collect()
 }
 
-/// Whether `session` holds a keyed record (migration 0018: one its source may rewrite or
-/// retract in place, keeping its ordinal) below `ordinal`, retracted or not.
-pub fn keyed_below(conn: &Connection, session: i64, ordinal: i64) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM records
-                        WHERE session_id = ?1 AND unit IS NOT NULL AND ordinal < ?2)",
-    )?
-    .query_row(params![session, ordinal], |r| r.get(0))
-}
-
 /// A stored record in the shape git's evidence scan reads it (`git::evidence`): edits need
 /// only their paths, an exec call its input, an event its text.
 #[derive(Debug, Clone, Default)]

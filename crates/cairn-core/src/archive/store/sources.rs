@@ -572,10 +572,48 @@ pub fn capture_word(conn: &Connection, capture: i64) -> rusqlite::Result<Option<
 
 /// Name `session` for the next relink (in the capture's transaction): a process that dies
 /// before that relink leaves it on `link_pending` for the one after (migration 0011).
-pub(crate) fn queue_link(conn: &Connection, session: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT OR IGNORE INTO link_pending (session_id) VALUES (?1)")?
-        .execute([session])
-        .map(drop)
+/// `changed_from`: the lowest ordinal the capture rewrote, retracted or brought back in place
+/// (migration 0051), None when it only added records. The queue keeps the lowest it was told
+/// of since the last relink: a capture that only grows the session after one that rewrote a
+/// record must not make the rewrite look like growth.
+pub(crate) fn queue_link(
+    conn: &Connection,
+    session: i64,
+    changed_from: Option<i64>,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO link_pending (session_id, changed_from) VALUES (?1, ?2)
+         ON CONFLICT (session_id) DO UPDATE SET changed_from = CASE
+             WHEN changed_from IS NULL THEN excluded.changed_from
+             WHEN excluded.changed_from IS NULL THEN changed_from
+             ELSE min(changed_from, excluded.changed_from) END",
+    )?
+    .execute(params![session, changed_from])
+    .map(drop)
+}
+
+/// The lowest ordinal of `session` a capture rewrote, retracted or brought back in place since
+/// its last relink ([`queue_link`]); None when it only grew, or is not queued.
+pub fn changed_from(conn: &Connection, session: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT changed_from FROM link_pending WHERE session_id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// Migration 0051: `link_pending` gains `changed_from`, unless it holds it already (an archive
+/// wound back to an older version by hand keeps its tables as they were).
+pub(crate) fn add_changed_from(conn: &Connection) -> rusqlite::Result<()> {
+    let has: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('link_pending')
+                        WHERE name = 'changed_from')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        conn.execute_batch("ALTER TABLE link_pending ADD COLUMN changed_from INTEGER")?;
+    }
+    Ok(())
 }
 
 /// Name every session for the next relink (a migration that changed what association derives).
@@ -892,5 +930,33 @@ mod tests {
         let all = store.all_source_states().unwrap();
         assert_eq!(all.sessions_of(&db).len(), 2);
         assert!(all.sessions_of("/a/x.db").is_empty());
+    }
+
+    /// The relink queue keeps the lowest record changed in place since the last relink: a
+    /// capture that only grew the session after one that rewrote a record leaves the rewrite's
+    /// ordinal, and a lower rewrite after a higher one lowers it.
+    #[test]
+    fn the_relink_queue_keeps_the_lowest_record_changed_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let conn = store.conn();
+        conn.execute(
+            "INSERT INTO sessions (id, session_key, agent, captured_at) VALUES (1, 'k', 'gemini', 'now')",
+            [],
+        )
+        .unwrap();
+        let queued = || super::changed_from(conn, 1).unwrap();
+        super::queue_link(conn, 1, None).unwrap();
+        assert_eq!(queued(), None);
+        super::queue_link(conn, 1, Some(7)).unwrap();
+        assert_eq!(queued(), Some(7));
+        super::queue_link(conn, 1, None).unwrap();
+        assert_eq!(queued(), Some(7), "growth erased the rewrite");
+        super::queue_link(conn, 1, Some(9)).unwrap();
+        assert_eq!(queued(), Some(7));
+        super::queue_link(conn, 1, Some(3)).unwrap();
+        assert_eq!(queued(), Some(3));
+        super::link_done(conn, 1).unwrap();
+        assert_eq!(queued(), None);
     }
 }

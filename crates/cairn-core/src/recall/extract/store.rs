@@ -1086,33 +1086,25 @@ impl Readable {
     }
 }
 
-/// Forget what was read of `session`: its records changed while perhaps ending where they did
-/// (a capture rewrote or retracted a keyed record in place, which the facade hears of through
-/// the archive's relink queue, as it does of a session that grew), so the next status reads
-/// where it has something to read, and a progress row that read a record a capture can change
-/// in place no longer covers it ([`reread`]). A session that only grew keeps its rows: its
-/// records below where they read are as they were.
-pub fn forget_readable(conn: &Connection, session: i64) -> Result<()> {
+/// Forget what was read of `session`: a capture stored records for it (the facade hears of
+/// each such session through the archive's relink queue), so the next status reads where it
+/// has something to read (its records may end where they did, a keyed record rewritten or
+/// retracted in place). `changed_from` is the lowest record a capture changed in place since
+/// (the queue row's, None when the session only grew): a progress row that read that record
+/// or one above no longer covers what it read ([`REREAD`]). A session that only grew keeps its
+/// rows: its records below where they read are as they were, so a finished session is still
+/// done and a failed one still waits out its back-off.
+pub fn forget_readable(conn: &Connection, session: i64, changed_from: Option<i64>) -> Result<()> {
     let db = crate::store::err_in(conn);
     conn.prepare_cached("DELETE FROM recall_extract_readable WHERE session_id = ?1")
         .and_then(|mut s| s.execute([session]))
         .map_err(db)?;
-    // Only a keyed record changes in place (a line's record is its line's, never rewritten);
-    // rows that read none keep covering what they read. Told per row: a row that read the
-    // session before its first keyed record is untouched by a change to it.
-    let keyed: Vec<i64> = conn
-        .prepare_cached(
-            "SELECT DISTINCT covered_ordinal FROM recall_extract_progress
-             WHERE session_id = ?1 AND covered_ordinal > 0",
-        )
-        .and_then(|mut s| s.query_map([session], |r| r.get(0))?.collect())
-        .map_err(db)?;
-    for covered in keyed {
-        if archive::keyed_below(conn, session, covered).map_err(db)? {
-            mark_reread(conn, session, Some(covered))?;
-        }
-    }
-    Ok(())
+    let Some(from) = changed_from else {
+        return Ok(());
+    };
+    // A row covers the records below its `covered_ordinal`: one that stopped at or before the
+    // changed record read none that changed, and keeps covering what it read.
+    mark_reread(conn, session, Some(from))
 }
 
 /// `session`'s records were read again whole (a reindex, by today's parsers and redaction):
@@ -1132,15 +1124,16 @@ pub fn reread(conn: &Connection, session: i64) -> Result<()> {
 /// about one before it.
 pub const REREAD: i64 = -1;
 
-/// Mark the rows of `session` (those at `covered`, or all) as covering nothing ([`REREAD`]),
-/// their content digest emptied so a pass reading the old records stops at its next commit
-/// (the commit guard finds the row moved) instead of asking about text that no longer stands.
-fn mark_reread(conn: &Connection, session: i64, covered: Option<i64>) -> Result<()> {
+/// Mark the rows of `session` (those that read the record at `from`, or all) as covering
+/// nothing ([`REREAD`]), their content digest emptied so a pass reading the old records stops
+/// at its next commit (the commit guard finds the row moved) instead of asking about text that
+/// no longer stands.
+fn mark_reread(conn: &Connection, session: i64, from: Option<i64>) -> Result<()> {
     conn.prepare_cached(
         "UPDATE recall_extract_progress SET covered_ordinal = ?2, content_digest = ''
-         WHERE session_id = ?1 AND (?3 IS NULL OR covered_ordinal = ?3)",
+         WHERE session_id = ?1 AND (?3 IS NULL OR covered_ordinal > ?3)",
     )
-    .and_then(|mut s| s.execute(params![session, REREAD, covered]))
+    .and_then(|mut s| s.execute(params![session, REREAD, from]))
     .map(drop)
     .map_err(crate::store::err_in(conn))
 }

@@ -1,0 +1,12 @@
+-- Migration 51: where a queued session's records changed in place. A capture names each
+-- session whose records changed on `link_pending` (migration 0011): grown, or holding a keyed
+-- record (migration 0018) its source rewrote or retracted in place. What extraction read of a
+-- session is read again only from the lowest record changed in place (a session that only grew
+-- keeps what was read of it, and a failed pass's back-off), so the queue row says which:
+-- `changed_from`, the lowest ordinal a capture since the last relink rewrote or retracted or
+-- brought back, NULL when the session only grew.
+--
+-- The column is added by the Rust half (`archive::store::add_changed_from`) when the table
+-- lacks it: an archive wound back to an older version by hand (as tests do) may still hold it,
+-- and SQLite's ADD COLUMN has no IF NOT EXISTS.
+SELECT 1;
