@@ -1341,10 +1341,12 @@ export type Filters_Serialize = {
 };
 
 /**
- *  What a check flagged, by what each entry was before: a trusted entry flagged stale leaves
- *  service and waits for a person again ([`super::model::Entry::is_trusted`]), while one
- *  nobody had vouched for yet was in the inbox already and only gains the mark. Said apart, so
- *  "3 flagged" never hides that a served note was taken back (or that none was).
+ *  What a staleness check flagged (the Recall room's check, which the facade runs after a
+ *  sync's capture and reports here; defined on this floor so the report it rides in needs
+ *  nothing above it), by what each entry was before: a trusted entry flagged stale leaves
+ *  service and waits for a person again, while one nobody had vouched for yet was in the inbox
+ *  already and only gains the mark. Said apart, so "3 flagged" never hides that a served note
+ *  was taken back (or that none was).
  */
 export type Flagged = {
 	/**  Entries that were trusted (served to agents): no longer served, back in the inbox. */
@@ -4445,7 +4447,7 @@ export type SyncReport_Deserialize = {
 	agents: AgentSync[],
 	/**
 	 *  What the staleness check run after the capture flagged (Recall entries citing a file a
-	 *  commit since changed: [`crate::recall::stale`]); absent when it flagged nothing.
+	 *  commit since changed); absent when it flagged nothing.
 	 */
 	stale_flagged?: Flagged | null,
 };
@@ -4489,7 +4491,7 @@ export type SyncReport_Serialize = {
 	agents: AgentSync[],
 	/**
 	 *  What the staleness check run after the capture flagged (Recall entries citing a file a
-	 *  commit since changed: [`crate::recall::stale`]); absent when it flagged nothing.
+	 *  commit since changed); absent when it flagged nothing.
 	 */
 	stale_flagged?: Flagged,
 };

@@ -152,9 +152,26 @@ pub struct SyncReport {
     /// anything of, by agent name.
     pub agents: Vec<AgentSync>,
     /// What the staleness check run after the capture flagged (Recall entries citing a file a
-    /// commit since changed: [`crate::recall::stale`]); absent when it flagged nothing.
+    /// commit since changed); absent when it flagged nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stale_flagged: Option<crate::recall::stale::Flagged>,
+    pub stale_flagged: Option<StaleFlagged>,
+}
+
+/// What a staleness check flagged (the Recall room's check, which the facade runs after a
+/// sync's capture and reports here; defined on this floor so the report it rides in needs
+/// nothing above it), by what each entry was before: a trusted entry flagged stale leaves
+/// service and waits for a person again, while one nobody had vouched for yet was in the inbox
+/// already and only gains the mark. Said apart, so "3 flagged" never hides that a served note
+/// was taken back (or that none was).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "Flagged")]
+pub struct StaleFlagged {
+    /// Entries that were trusted (served to agents): no longer served, back in the inbox.
+    pub trusted: u32,
+    /// Entries already waiting for review (unreviewed, or reviewed but not trusted), now
+    /// marked stale too.
+    pub untrusted: u32,
 }
 
 /// What a sync changed of one agent's sessions: its part of [`SyncReport`]'s counts.

@@ -16,6 +16,7 @@ mod sources;
 mod team;
 mod turns;
 mod vocab;
+mod warnings;
 
 pub use crate::store::{DB_FILE, Store};
 
@@ -52,6 +53,7 @@ pub use sources::*;
 pub use team::*;
 pub use turns::*;
 pub use vocab::*;
+pub use warnings::*;
 
 /// A stored count as a `u32` (negative as 0, too large as `u32::MAX`).
 pub(crate) fn count(v: i64) -> u32 {

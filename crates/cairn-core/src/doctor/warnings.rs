@@ -8,66 +8,15 @@
 use rusqlite::Connection;
 
 use super::{Check, Status, check};
+use crate::archive::store::UnreadLines as Unread;
 
 /// How many files the check names; the rest are counted.
 const NAMED: usize = 3;
 
-/// The files whose lines a sync could not read in full, newest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Unread {
-    /// Parse warnings in all.
-    pub warnings: u64,
-    /// Sessions holding one.
-    pub sessions: u64,
-    /// Each file's path (as the archive keeps it), its warning count, the first of its
-    /// messages with its line, and the session that names it (what `cairn show` takes), for the
-    /// first [`NAMED`] files; `files` counts them all.
-    pub named: Vec<(String, u64, String, String)>,
-    pub files: u64,
-}
-
-/// What the archive on `conn` keeps of the lines its syncs could not read.
+/// What the archive keeps of the lines its syncs could not read, the first [`NAMED`] files
+/// named (the archive reads its own `warnings` table).
 pub(crate) fn unread(conn: &Connection) -> rusqlite::Result<Unread> {
-    let (warnings, sessions, files): (i64, i64, i64) = conn.query_row(
-        "SELECT COUNT(*), COUNT(DISTINCT session_id), COUNT(DISTINCT path)
-         FROM warnings WHERE session_id IS NOT NULL",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
-    let mut named = Vec::new();
-    if warnings > 0 {
-        let mut stmt = conn.prepare(
-            "SELECT w.path, COUNT(*), MIN(w.session_id),
-                    (SELECT COALESCE('line ' || x.line || ': ', '') || x.message FROM warnings x
-                     WHERE x.path = w.path AND x.session_id IS NOT NULL
-                     ORDER BY x.line IS NULL, x.line, x.id LIMIT 1)
-             FROM warnings w WHERE w.session_id IS NOT NULL
-             GROUP BY w.path ORDER BY MAX(w.created_at) DESC, w.path LIMIT ?1",
-        )?;
-        let rows = stmt.query_map([NAMED as i64], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })?;
-        for row in rows {
-            let (path, n, session, first) = row?;
-            let handle = crate::archive::store::session_handle(conn, session)?;
-            named.push((path, count(n), first, handle));
-        }
-    }
-    Ok(Unread {
-        warnings: count(warnings),
-        sessions: count(sessions),
-        named,
-        files: count(files),
-    })
-}
-
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
+    crate::archive::store::unread_lines(conn, NAMED)
 }
 
 /// What a sync never keeps, said on every answer: a file it could not open is in its report only.

@@ -16,25 +16,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::{Deserialize, Serialize};
 
 use super::model::TRUSTED_SQL;
 use crate::error::Result;
 use crate::git::repo::run_git;
 
-/// What a check flagged, by what each entry was before: a trusted entry flagged stale leaves
-/// service and waits for a person again ([`super::model::Entry::is_trusted`]), while one
-/// nobody had vouched for yet was in the inbox already and only gains the mark. Said apart, so
-/// "3 flagged" never hides that a served note was taken back (or that none was).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct Flagged {
-    /// Entries that were trusted (served to agents): no longer served, back in the inbox.
-    pub trusted: u32,
-    /// Entries already waiting for review (unreviewed, or reviewed but not trusted), now
-    /// marked stale too.
-    pub untrusted: u32,
-}
+/// What a check flagged, trusted entries taken out of service apart from unreviewed ones
+/// marked (defined with the sync report that carries it, on the archive's floor).
+pub use crate::archive::capture::StaleFlagged as Flagged;
 
 impl Flagged {
     /// Every entry the check flagged.
