@@ -1175,6 +1175,10 @@ mod tests {
         };
         let said = super::session_said(&name);
         assert!(said.contains("[REDACTED]…"), "{said}");
-        assert_eq!(said.matches('[').count(), said.matches(']').count(), "{said}");
+        assert_eq!(
+            said.matches('[').count(),
+            said.matches(']').count(),
+            "{said}"
+        );
     }
 }
